@@ -1,0 +1,27 @@
+//! Runs a scenario file's kernels once each and prints a few figures (a development aid).
+use mmtwin::config::scenario::Scenario;
+use mmtwin::run::run_iteration;
+
+fn main() {
+    let path = std::env::args().nth(1).expect("usage: run_scenario SCENARIO.toml");
+    let text = std::fs::read_to_string(&path).expect("read scenario");
+    let s = Scenario::parse(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    for cfg in s.resolve() {
+        let t = std::time::Instant::now();
+        let r = run_iteration(&cfg, 0, &mut |_| {});
+        let wall = t.elapsed().as_secs_f64();
+        println!("{}: elapsed {:.3}s user {:.3}s sys {:.3}s events {} page events {} wall {:.3}s ({:.1} sim s / wall s)",
+            cfg.kernel.name, r.elapsed_ns as f64 / 1e9, r.user_ns as f64 / 1e9, r.system_ns as f64 / 1e9,
+            r.events_processed, r.page_events, wall, r.elapsed_ns as f64 / 1e9 / wall);
+        for m in &r.metrics {
+            println!("  {} {} = {:.3} {}", m.table, m.op, m.value, m.unit);
+        }
+        for (k, v) in r.vmstat_delta.iter().filter(|(_, v)| *v != 0) {
+            print!("{k}={v} ");
+        }
+        println!();
+        if let Some(d) = r.dumps.first() {
+            println!("{}", d.buddyinfo);
+        }
+    }
+}

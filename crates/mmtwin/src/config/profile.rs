@@ -1,0 +1,81 @@
+//! Kernel profiles: an era's policies and sysctl defaults under one name.
+
+use serde::{Deserialize, Serialize};
+
+use super::sysctl::VmSysctl;
+use crate::mm::policy::*;
+use crate::mm::vmstat::Era;
+
+/// A kernel profile, chosen by name in `[[kernel]] profile = "..."`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Profile {
+    /// Linux 3.0 (2011): the kernels of the zlc and per-zone-dirty seeds.
+    #[serde(rename = "linux-3.0")]
+    Linux30,
+    /// Linux 6.x (read from 6.12).
+    #[serde(rename = "linux-6.x")]
+    Linux6x,
+}
+
+impl Profile {
+    pub fn era(self) -> Era {
+        match self {
+            Profile::Linux30 => Era::Linux3,
+            Profile::Linux6x => Era::Linux6,
+        }
+    }
+
+    pub fn alloc_policy(self) -> AllocPolicy {
+        match self {
+            Profile::Linux30 => AllocPolicy::LINUX_3_0,
+            Profile::Linux6x => AllocPolicy::LINUX_6_X,
+        }
+    }
+
+    /// The sysctl defaults of this era.
+    pub fn sysctl(self) -> VmSysctl {
+        let mut s = VmSysctl::default();
+        if self == Profile::Linux30 {
+            // 3.x has no scale factor or boost; its reserve-ratio array has no Movable entry.
+            s.watermark_scale_factor = 0;
+            s.watermark_boost_factor = 0;
+        }
+        s
+    }
+
+    /// The largest computed min_free_kbytes (3.x 64 MiB; 6.x 256 MiB).
+    pub fn min_free_kbytes_max(self) -> u64 {
+        match self {
+            Profile::Linux30 => 65536,
+            Profile::Linux6x => 262144,
+        }
+    }
+}
+
+/// `[kernel.policy]` in a scenario: any subset of the allocator policies, by name.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyOverrides {
+    pub watermark_setup: Option<WatermarkSetup>,
+    pub watermark_check: Option<WatermarkCheck>,
+    pub fallback: Option<FallbackPolicy>,
+    pub pcp: Option<PcpPolicy>,
+    pub cold_refill: Option<ColdRefill>,
+    pub zonelist: Option<ZonelistPolicy>,
+    pub atomic_reserve: Option<AtomicReserve>,
+    pub page_count_basis: Option<PageCountBasis>,
+    pub merge_tail_heuristic: Option<bool>,
+}
+
+impl PolicyOverrides {
+    /// Applies the overrides on top of a profile's policies.
+    pub fn apply(&self, base: AllocPolicy) -> AllocPolicy {
+        let mut p = base;
+        macro_rules! set {
+            ($($f:ident),*) => { $( if let Some(v) = self.$f { p.$f = v; } )* };
+        }
+        set!(watermark_setup, watermark_check, fallback, pcp, cold_refill, zonelist, atomic_reserve,
+             page_count_basis, merge_tail_heuristic);
+        p
+    }
+}

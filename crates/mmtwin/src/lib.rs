@@ -1,0 +1,16 @@
+//! mmtwin: a deterministic digital twin of the Linux physical memory manager.
+//!
+//! * `mm`        — the kernel mechanisms, one module per kernel file (page_alloc, vmscan, vmstat…).
+//! * `sim`       — the event engine: time, event queue, CPUs and tasks, the seeded PRNG, costs.
+//! * `workloads` — workload definitions and the tasks that run them.
+//! * `config`    — scenario files, kernel profiles, sysctls, resolution and hashing.
+//! * `run`       — one iteration of one kernel: boot, run the workload, collect the results.
+//! * `testing`   — invariant checkers.
+
+pub mod config;
+pub mod mm;
+pub mod run;
+pub mod sim;
+pub mod testing;
+pub mod util;
+pub mod workloads;

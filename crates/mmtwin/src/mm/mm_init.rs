@@ -1,0 +1,548 @@
+//! Boot: building nodes and zones from the machine, handing free memory to the buddy allocator,
+//! zonelists, min_free_kbytes, watermarks, lowmem_reserve and the per-cpu page sets
+//! (mm/mm_init.c, mm/page_alloc.c: free_area_init, memblock_free_all, build_all_zonelists,
+//! init_per_zone_wmark_min, setup_per_zone_wmarks, setup_per_zone_lowmem_reserve,
+//! calculate_totalreserve_pages, zone_pcp_update; 3.x setup_zone_migrate_reserve).
+
+use super::mm_types::{Page, PageState};
+use super::mmzone::*;
+use super::page_alloc::Mm;
+use super::policy::*;
+use super::vmstat::{Era, VmEvents};
+use super::{Pfn, MAX_PAGE_ORDER, PAGEBLOCK_NR_PAGES, PAGE_SIZE, SWAP_CLUSTER_MAX};
+use crate::config::machine::{MachineLayout, LOW_RESERVED, STRUCT_PAGE_SIZE};
+use crate::config::profile::Profile;
+use crate::config::scenario::RunConfig;
+use crate::util::int_sqrt;
+
+/// 3.x RECLAIM_DISTANCE: above it, boot turns zone_reclaim_mode on.
+pub const RECLAIM_DISTANCE_3X: u32 = 20;
+/// The node_load scale of find_next_best_node (MAX_NUMNODES on a typical config).
+const MAX_NUMNODES: u64 = 64;
+
+impl Mm {
+    /// Boots the memory manager of `cfg`'s machine and kernel.
+    pub fn boot(cfg: &RunConfig) -> Mm {
+        let layout = cfg.machine.layout().expect("validated machine");
+        let mut mm = Mm::empty(&layout, cfg);
+        mm.build_all_zonelists(&layout);
+        mm.memblock_free_all();
+        mm.init_per_zone_wmark_min(cfg.kernel.profile);
+        if mm.era == Era::Linux3 && mm.sysctl.zone_reclaim_mode.is_none() {
+            let far = layout.distance.iter().flatten().any(|&d| d > RECLAIM_DISTANCE_3X);
+            mm.sysctl.zone_reclaim_mode = Some(u32::from(far));
+        }
+        if mm.sysctl.zone_reclaim_mode.is_none() {
+            mm.sysctl.zone_reclaim_mode = Some(0);
+        }
+        mm.cost_ns = 0;
+        mm.events = VmEvents::default();
+        mm
+    }
+
+    /// Page frames, pageblocks and zones with their spans, present and managed pages; every
+    /// present frame starts out reserved.
+    fn empty(layout: &MachineLayout, cfg: &RunConfig) -> Mm {
+        let max_pfn = layout.max_pfn as usize;
+        let mut pages = vec![Page::HOLE; max_pfn];
+        for (nid, n) in layout.nodes.iter().enumerate() {
+            for &(s, e) in &n.present {
+                for p in &mut pages[s as usize..e as usize] {
+                    p.set_state(PageState::Reserved);
+                    p.nid = nid as u8;
+                }
+            }
+        }
+        let nr_blocks = max_pfn.div_ceil(PAGEBLOCK_NR_PAGES as usize).max(1);
+        let pageblock_flags = vec![MigrateType::Movable as u8; nr_blocks];
+        let nr_cpus = layout.nr_cpus;
+        let mut cpu_to_node = Vec::with_capacity(nr_cpus);
+        let mut zones = Vec::new();
+        let mut nodes = Vec::new();
+        for (nid, n) in layout.nodes.iter().enumerate() {
+            let first_cpu = cpu_to_node.len();
+            cpu_to_node.extend(std::iter::repeat_n(nid, n.cpus));
+            for zt in ZoneType::ALL {
+                let (s, e) = n.zones[zt as usize];
+                let present = layout.zone_present(nid, zt);
+                zones.push(Zone {
+                    id: zones.len(),
+                    node: nid,
+                    zone_type: zt,
+                    zone_start_pfn: s as Pfn,
+                    spanned_pages: e - s,
+                    present_pages: present,
+                    managed_pages: 0,
+                    watermark: [0; NR_WMARK],
+                    watermark_boost: 0,
+                    lowmem_reserve: [0; MAX_NR_ZONES],
+                    free_area: Default::default(),
+                    nr_free_pages: 0,
+                    nr_reserved_highatomic: 0,
+                    pcp: vec![PerCpuPages::default(); nr_cpus],
+                    flags: 0,
+                    contiguous: false,
+                    stat: [0; NR_ZONE_STAT],
+                });
+            }
+            nodes.push(PglistData {
+                node_id: nid,
+                first_zone: nid * MAX_NR_ZONES,
+                node_start_pfn: n.start_pfn as Pfn,
+                node_spanned_pages: n.end_pfn - n.start_pfn,
+                node_present_pages: n.present.iter().map(|(a, b)| b - a).sum(),
+                cpus: (first_cpu..first_cpu + n.cpus).collect(),
+                zonelist: Vec::new(),
+                zonelist_nofallback: Vec::new(),
+                kswapd_order: 0,
+                kswapd_highest_zoneidx: 0,
+                kswapd_wait_pending: false,
+                totalreserve_pages: 0,
+            });
+        }
+        let mut mm = Mm {
+            pages,
+            pageblock_flags,
+            zones,
+            nodes,
+            cpu_to_node,
+            events: VmEvents::default(),
+            nr_anon_pages_node: vec![0; layout.nodes.len()],
+            policy: cfg.kernel.policy,
+            era: cfg.kernel.era,
+            sysctl: cfg.kernel.sysctl.clone(),
+            min_free_kbytes: 0,
+            totalreserve_pages: 0,
+            page_group_by_mobility_disabled: false,
+            costs: cfg.costs,
+            cost_ns: 0,
+            kswapd_wakeups: Vec::new(),
+            max_pfn: max_pfn as Pfn,
+            distance: layout.distance.clone(),
+        };
+        mm.free_boot_memory(layout);
+        mm
+    }
+
+    /// Marks the frames that stay reserved after boot and frees the rest: the first MiB of node
+    /// 0 (firmware), `boot_reserved` from the start of DMA32 on node 0 (kernel image, initrd,
+    /// early page tables), and each node's memmap (64 bytes per page) from the top of the node.
+    fn free_boot_memory(&mut self, layout: &MachineLayout) {
+        let mut reserved = vec![false; self.pages.len()];
+        let mut reserve_range = |s: u64, e: u64, pages: &[Page]| {
+            for pfn in s..e {
+                if pages[pfn as usize].state() != PageState::Hole {
+                    reserved[pfn as usize] = true;
+                }
+            }
+        };
+        let n0 = &layout.nodes[0];
+        reserve_range(n0.start_pfn, (n0.start_pfn + LOW_RESERVED / PAGE_SIZE).min(n0.end_pfn), &self.pages);
+        // The boot reservation from the first present frame at or above 16 MiB on node 0.
+        let mut need = layout.boot_reserved_pages;
+        for &(s, e) in &n0.present {
+            let s = s.max(crate::config::machine::DMA_END / PAGE_SIZE);
+            if s >= e || need == 0 {
+                continue;
+            }
+            let take = need.min(e - s);
+            reserve_range(s, s + take, &self.pages);
+            need -= take;
+        }
+        for n in &layout.nodes {
+            let present: u64 = n.present.iter().map(|(a, b)| b - a).sum();
+            let mut need = (present * STRUCT_PAGE_SIZE).div_ceil(PAGE_SIZE);
+            for &(s, e) in n.present.iter().rev() {
+                if need == 0 {
+                    break;
+                }
+                let take = need.min(e - s);
+                reserve_range(e - take, e, &self.pages);
+                need -= take;
+            }
+        }
+        // Managed pages are the present ones not reserved.
+        for z in self.zones.iter_mut() {
+            let (s, e) = (z.zone_start_pfn as usize, z.zone_end_pfn() as usize);
+            z.managed_pages = (s..e).filter(|&p| self.pages[p].state() != PageState::Hole && !reserved[p]).count() as u64;
+        }
+        for (pfn, r) in reserved.iter().enumerate() {
+            if !*r && self.pages[pfn].state() == PageState::Reserved {
+                self.pages[pfn].set_state(PageState::Allocated);
+                self.pages[pfn].order = 0;
+            }
+        }
+    }
+
+    /// Frees every non-reserved present frame to the buddy lists in the largest aligned blocks
+    /// that fit (memblock_free_all → __free_pages_core).
+    fn memblock_free_all(&mut self) {
+        for zid in 0..self.zones.len() {
+            let (s, e) = (self.zones[zid].zone_start_pfn, self.zones[zid].zone_end_pfn());
+            let mut pfn = s;
+            while pfn < e {
+                if self.pages[pfn as usize].state() != PageState::Allocated {
+                    pfn += 1;
+                    continue;
+                }
+                let mut end = pfn;
+                while end < e && self.pages[end as usize].state() == PageState::Allocated {
+                    end += 1;
+                }
+                let mut p = pfn;
+                while p < end {
+                    let mut order = (p.trailing_zeros() as usize).min(MAX_PAGE_ORDER);
+                    while p + (1 << order) > end {
+                        order -= 1;
+                    }
+                    self.pages[p as usize].order = order as u8;
+                    self.__free_one_page(zid, p, order, MigrateType::Movable);
+                    p += 1 << order;
+                }
+                pfn = end;
+            }
+            self.zones[zid].contiguous = self.zone_is_contiguous(zid);
+        }
+    }
+
+    /// Returns true if every pageblock of the zone's span is present and in this zone
+    /// (set_zone_contiguous).
+    fn zone_is_contiguous(&self, zid: usize) -> bool {
+        let z = &self.zones[zid];
+        if !z.populated() {
+            return false;
+        }
+        let (s, e) = (z.zone_start_pfn, z.zone_end_pfn());
+        (s..e).all(|p| self.pages[p as usize].state() != PageState::Hole && self.pages[p as usize].nid as usize == z.node)
+    }
+
+    /// 3.x default_zonelist_order: node order when a node lacks Normal memory or DMA/DMA32 is
+    /// big; zone order otherwise.
+    fn default_zonelist_order(&self) -> NumaZonelistOrder {
+        let mut low = 0u64;
+        let mut total = 0u64;
+        for n in &self.nodes {
+            for zt in ZoneType::ALL {
+                let z = &self.zones[n.first_zone + zt as usize];
+                if z.populated() {
+                    if zt < ZoneType::Normal {
+                        low += z.present_pages;
+                    }
+                    total += z.present_pages;
+                } else if zt == ZoneType::Normal {
+                    return NumaZonelistOrder::Node;
+                }
+            }
+        }
+        if low == 0 || low > total / 2 {
+            return NumaZonelistOrder::Node;
+        }
+        let average = total / (self.nodes.len() as u64 + 1);
+        for n in &self.nodes {
+            let (mut low, mut total) = (0u64, 0u64);
+            for zt in ZoneType::ALL {
+                let z = &self.zones[n.first_zone + zt as usize];
+                if z.populated() {
+                    if zt < ZoneType::Normal {
+                        low += z.present_pages;
+                    }
+                    total += z.present_pages;
+                }
+            }
+            if low > 0 && total > average && low > total * 70 / 100 {
+                return NumaZonelistOrder::Node;
+            }
+        }
+        NumaZonelistOrder::Zone
+    }
+
+    /// Builds every node's fallback zonelist (build_all_zonelists / build_zonelists), and
+    /// decides page_group_by_mobility_disabled.
+    fn build_all_zonelists(&mut self, layout: &MachineLayout) {
+        let nn = self.nodes.len();
+        let order = match self.policy.zonelist {
+            ZonelistPolicy::NodeOrder => NumaZonelistOrder::Node,
+            ZonelistPolicy::NumaZonelistOrder => match self.sysctl.numa_zonelist_order {
+                NumaZonelistOrder::Default => {
+                    if nn == 1 { NumaZonelistOrder::Zone } else { self.default_zonelist_order() }
+                }
+                o => o,
+            },
+        };
+        let mut node_load = vec![0u64; nn];
+        for local in 0..nn {
+            let mut used = vec![false; nn];
+            let mut node_order = Vec::new();
+            let mut prev = local;
+            let mut load = nn as u64;
+            while let Some(node) = find_next_best_node(local, &mut used, &layout.distance, &node_load, layout) {
+                if layout.distance[local][node] != layout.distance[local][prev] {
+                    match self.era {
+                        Era::Linux3 => node_load[node] = load,
+                        Era::Linux6 => node_load[node] += 1,
+                    }
+                }
+                prev = node;
+                load = load.saturating_sub(1);
+                node_order.push(node);
+            }
+            let populated = |mm: &Mm, nid: usize, zt: ZoneType| mm.zones[nid * MAX_NR_ZONES + zt as usize].populated();
+            let mut list = Vec::new();
+            match order {
+                NumaZonelistOrder::Zone => {
+                    for zt in ZoneType::ALL.iter().rev() {
+                        for &nid in &node_order {
+                            if populated(self, nid, *zt) {
+                                list.push(nid * MAX_NR_ZONES + *zt as usize);
+                            }
+                        }
+                    }
+                }
+                _ => {
+                    for &nid in &node_order {
+                        for zt in ZoneType::ALL.iter().rev() {
+                            if populated(self, nid, *zt) {
+                                list.push(nid * MAX_NR_ZONES + *zt as usize);
+                            }
+                        }
+                    }
+                }
+            }
+            let nofallback = ZoneType::ALL.iter().rev().filter(|zt| populated(self, local, **zt)).map(|zt| local * MAX_NR_ZONES + *zt as usize).collect();
+            self.nodes[local].zonelist = list;
+            self.nodes[local].zonelist_nofallback = nofallback;
+        }
+        // Mobility grouping is pointless when there are fewer pages than one pageblock per type.
+        let vm_total: u64 = self.zones.iter().map(|z| self.page_count(z)).sum();
+        let nr_types = match self.era {
+            Era::Linux3 => 5,
+            Era::Linux6 => 6,
+        };
+        self.page_group_by_mobility_disabled = vm_total < PAGEBLOCK_NR_PAGES * nr_types;
+    }
+
+    fn page_count(&self, z: &Zone) -> u64 {
+        match self.policy.page_count_basis {
+            PageCountBasis::Present => z.present_pages,
+            PageCountBasis::Managed => z.managed_pages,
+        }
+    }
+
+    /// Computes min_free_kbytes (4·√lowmem_kbytes, clamped) unless set, then the watermarks,
+    /// lowmem_reserve and pcp limits (init_per_zone_wmark_min).
+    pub fn init_per_zone_wmark_min(&mut self, profile: Profile) {
+        if self.sysctl.min_free_kbytes == 0 {
+            let lowmem_pages: u64 = self.zones.iter().filter(|z| z.zone_type <= ZoneType::Normal).map(|z| self.page_count(z)).sum();
+            let lowmem_kbytes = lowmem_pages * (PAGE_SIZE >> 10);
+            self.min_free_kbytes = int_sqrt(lowmem_kbytes * 16).clamp(128, profile.min_free_kbytes_max());
+        } else {
+            self.min_free_kbytes = self.sysctl.min_free_kbytes;
+        }
+        self.setup_per_zone_wmarks();
+        self.setup_per_zone_lowmem_reserve();
+    }
+
+    /// Sets min/low/high (and 6.x promo) for every zone from min_free_kbytes
+    /// (setup_per_zone_wmarks / __setup_per_zone_wmarks), then the pcp limits.
+    pub fn setup_per_zone_wmarks(&mut self) {
+        let pages_min = self.min_free_kbytes >> (super::PAGE_SHIFT - 10);
+        let movable_is_lowmem = self.era == Era::Linux3;
+        let lowmem_pages: u64 = self
+            .zones
+            .iter()
+            .filter(|z| movable_is_lowmem || z.zone_type != ZoneType::Movable)
+            .map(|z| self.page_count(z))
+            .sum();
+        for zid in 0..self.zones.len() {
+            let zpages = self.page_count(&self.zones[zid]);
+            let tmp = if lowmem_pages == 0 { 0 } else { pages_min * zpages / lowmem_pages };
+            let z = &mut self.zones[zid];
+            let min = if z.zone_type == ZoneType::Movable && !movable_is_lowmem {
+                (z.managed_pages / 1024).clamp(SWAP_CLUSTER_MAX, 128)
+            } else {
+                tmp
+            };
+            z.watermark[WMARK_MIN] = min;
+            match self.policy.watermark_setup {
+                WatermarkSetup::MinQuarterHalf => {
+                    z.watermark[WMARK_LOW] = min + (tmp >> 2);
+                    z.watermark[WMARK_HIGH] = min + (tmp >> 1);
+                    z.watermark[WMARK_PROMO] = z.watermark[WMARK_HIGH];
+                }
+                WatermarkSetup::ScaleFactor => {
+                    let gap = (tmp >> 2).max(z.managed_pages * self.sysctl.watermark_scale_factor / 10000);
+                    z.watermark[WMARK_LOW] = min + gap;
+                    z.watermark[WMARK_HIGH] = min + 2 * gap;
+                    z.watermark[WMARK_PROMO] = min + 3 * gap;
+                }
+            }
+            z.watermark_boost = 0;
+        }
+        if self.policy.atomic_reserve == AtomicReserve::MigrateReserve {
+            for zid in 0..self.zones.len() {
+                self.setup_zone_migrate_reserve(zid);
+            }
+        }
+        self.calculate_totalreserve_pages();
+        for zid in 0..self.zones.len() {
+            self.zone_pcp_update(zid);
+        }
+    }
+
+    /// 3.x setup_zone_migrate_reserve: label up to min(2, ⌈min_wmark / pageblock⌉) movable
+    /// pageblocks MIGRATE_RESERVE, from the start of the zone.
+    fn setup_zone_migrate_reserve(&mut self, zid: usize) {
+        let z = &self.zones[zid];
+        if !z.populated() {
+            return;
+        }
+        let (start, end) = (z.zone_start_pfn, z.zone_end_pfn());
+        let mut reserve = (z.watermark[WMARK_MIN].div_ceil(PAGEBLOCK_NR_PAGES)).min(2);
+        let node = z.node;
+        let mut pfn = start & !(PAGEBLOCK_NR_PAGES as Pfn - 1);
+        if pfn < start {
+            pfn += PAGEBLOCK_NR_PAGES as Pfn;
+        }
+        while pfn < end {
+            let block_end = (pfn + PAGEBLOCK_NR_PAGES as Pfn).min(end);
+            let valid = self.pfn_valid(pfn) && self.pages[pfn as usize].nid as usize == node;
+            let has_reserved = (pfn..block_end).any(|p| self.pages[p as usize].state() == PageState::Reserved || self.pages[p as usize].state() == PageState::Hole);
+            if valid && !has_reserved {
+                let mt = self.get_pageblock_migratetype(pfn);
+                if reserve > 0 && mt == MigrateType::Reserve {
+                    reserve -= 1;
+                } else if reserve > 0 && mt == MigrateType::Movable {
+                    self.set_pageblock_migratetype(pfn, MigrateType::Reserve);
+                    self.move_freepages_block(zid, pfn, MigrateType::Reserve);
+                    reserve -= 1;
+                } else if mt == MigrateType::Reserve {
+                    self.set_pageblock_migratetype(pfn, MigrateType::Movable);
+                    self.move_freepages_block(zid, pfn, MigrateType::Movable);
+                }
+            }
+            pfn += PAGEBLOCK_NR_PAGES as Pfn;
+        }
+    }
+
+    /// Sets lowmem_reserve[] of every zone (setup_per_zone_lowmem_reserve, per era).
+    pub fn setup_per_zone_lowmem_reserve(&mut self) {
+        for nid in 0..self.nodes.len() {
+            let first = nid * MAX_NR_ZONES;
+            for i in 0..MAX_NR_ZONES {
+                let ratio = self.sysctl.lowmem_reserve_ratio[i];
+                let lower_pages = self.page_count(&self.zones[first + i]);
+                let mut upper = 0u64;
+                self.zones[first + i].lowmem_reserve = [0; MAX_NR_ZONES];
+                for j in i + 1..MAX_NR_ZONES {
+                    let up = self.page_count(&self.zones[first + j]);
+                    upper += up;
+                    let v = match self.era {
+                        // 3.x: ratios below 1 count as 1; no clearing for empty zones.
+                        Era::Linux3 => upper / ratio.max(1),
+                        Era::Linux6 => {
+                            if ratio == 0 || lower_pages == 0 || up == 0 {
+                                0
+                            } else {
+                                upper / ratio
+                            }
+                        }
+                    };
+                    self.zones[first + i].lowmem_reserve[j] = v;
+                }
+            }
+        }
+        self.calculate_totalreserve_pages();
+    }
+
+    /// totalreserve_pages: per zone, min(managed, the largest lowmem_reserve + high watermark)
+    /// (calculate_totalreserve_pages).
+    pub fn calculate_totalreserve_pages(&mut self) {
+        let mut total = 0;
+        for n in self.nodes.iter_mut() {
+            n.totalreserve_pages = 0;
+        }
+        for z in &self.zones {
+            let max = z.lowmem_reserve[z.zone_type as usize..].iter().copied().max().unwrap_or(0) + z.watermark[WMARK_HIGH];
+            let max = max.min(z.managed_pages);
+            self.nodes[z.node].totalreserve_pages += max;
+            total += max;
+        }
+        self.totalreserve_pages = total;
+    }
+
+    /// Sets each CPU's pcp batch and high marks for a zone (zone_pcp_update /
+    /// zone_set_pageset_high_and_batch; 3.x setup_pageset).
+    pub fn zone_pcp_update(&mut self, zid: usize) {
+        let batch = self.zone_batchsize(&self.zones[zid]);
+        let (high_min, high_max, batch) = match self.policy.pcp {
+            PcpPolicy::Order0HotCold => {
+                let f = self.sysctl.percpu_pagelist_fraction;
+                if f > 0 {
+                    let high = (self.zones[zid].present_pages / f) as u32;
+                    let b = (high / 4).clamp(1, (super::PAGE_SHIFT * 8) as u32);
+                    (high, high, b)
+                } else {
+                    (6 * batch, 6 * batch, batch.max(1))
+                }
+            }
+            PcpPolicy::OrderListsAutotune => {
+                let f = self.sysctl.percpu_pagelist_high_fraction;
+                if f > 0 {
+                    let h = self.zone_highsize(zid, batch, f);
+                    (h, h, batch)
+                } else {
+                    (self.zone_highsize(zid, batch, 0), self.zone_highsize(zid, batch, 8), batch)
+                }
+            }
+        };
+        for pcp in self.zones[zid].pcp.iter_mut() {
+            pcp.batch = batch;
+            pcp.high_min = high_min;
+            pcp.high_max = high_max;
+            pcp.high = high_min;
+        }
+    }
+
+    /// 6.x zone_highsize: the low watermark (or managed/fraction) split over the node's CPUs,
+    /// at least 4 batches.
+    fn zone_highsize(&self, zid: usize, batch: u32, high_fraction: u64) -> u32 {
+        let z = &self.zones[zid];
+        let total = if high_fraction == 0 { z.low_wmark_pages() } else { z.managed_pages / high_fraction };
+        let mut cpus = self.nodes[z.node].cpus.len() as u64;
+        if cpus == 0 {
+            cpus = self.cpu_to_node.len() as u64;
+        }
+        ((total / cpus) as u32).max(batch << 2)
+    }
+}
+
+/// The next node in `local`'s fallback order: nearest first, ties broken against nodes below
+/// `local`, nodes with CPUs, and loaded nodes (find_next_best_node).
+fn find_next_best_node(local: usize, used: &mut [bool], distance: &[Vec<u32>], node_load: &[u64], layout: &MachineLayout) -> Option<usize> {
+    if !used[local] {
+        used[local] = true;
+        return Some(local);
+    }
+    let mut best = None;
+    let mut min_val = u64::MAX;
+    for n in 0..used.len() {
+        if used[n] {
+            continue;
+        }
+        let mut val = distance[local][n] as u64;
+        val += u64::from(n < local);
+        if layout.nodes[n].cpus > 0 {
+            val += 1;
+        }
+        val *= MAX_NUMNODES;
+        val += node_load[n];
+        if val < min_val {
+            min_val = val;
+            best = Some(n);
+        }
+    }
+    if let Some(b) = best {
+        used[b] = true;
+    }
+    best
+}

@@ -1,0 +1,257 @@
+//! `struct page` and the intrusive doubly linked lists pages sit on (include/linux/mm_types.h,
+//! include/linux/list.h).
+//!
+//! A page frame is 24 bytes (the kernel's is 64): two list links, the owner (`mapping`) and
+//! offset (`index`) it belongs to, flag bits, the buddy order and which kind of list the frame
+//! is on. Page frames are addressed by pfn; links are pfns, `NIL` ends a list. A frame can be on
+//! at most one list at a time (buddy free list, per-cpu list, later an LRU list), exactly as
+//! `page->lru` is shared in the kernel.
+
+use super::Pfn;
+
+/// The end of a list.
+pub const NIL: Pfn = Pfn::MAX;
+
+/// Where a page frame is. Checkers verify that every frame is in exactly one place.
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageState {
+    /// A hole in the physical address space (no memory behind the pfn).
+    Hole = 0,
+    /// Present but reserved at boot (memmap, firmware, kernel image): never free.
+    Reserved = 1,
+    /// The head of a free buddy block (PageBuddy); `order` is the block's order.
+    Buddy = 2,
+    /// A tail page inside a free buddy block (not on any list).
+    BuddyTail = 3,
+    /// The head of a block on a per-cpu list; `order` is its order.
+    Pcp = 4,
+    /// Allocated; a head page has `order` set, its tails are `AllocatedTail`.
+    Allocated = 5,
+    /// A tail page of an allocated higher-order block.
+    AllocatedTail = 6,
+}
+
+/// One page frame.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Page {
+    /// Next frame on the list this frame is on (`NIL` at the tail).
+    pub next: Pfn,
+    /// Previous frame on the list this frame is on (`NIL` at the head).
+    pub prev: Pfn,
+    /// Owner of an allocated frame (an address space or task id); 0 when free.
+    pub mapping: u32,
+    /// Offset of the frame within its owner.
+    pub index: u32,
+    /// PG_* flag bits.
+    pub flags: u32,
+    /// Buddy order of a free or allocated block head.
+    pub order: u8,
+    /// `PageState` as u8.
+    pub state: u8,
+    /// `page_private` of a per-cpu page: the migratetype it was listed under (3.x).
+    pub private: u8,
+    /// The node the frame belongs to (cached; the kernel keeps it in page->flags).
+    pub nid: u8,
+}
+
+const _: () = assert!(core::mem::size_of::<Page>() == 24);
+
+impl Page {
+    /// A frame in a hole.
+    pub const HOLE: Page = Page {
+        next: NIL,
+        prev: NIL,
+        mapping: 0,
+        index: 0,
+        flags: 0,
+        order: 0,
+        state: PageState::Hole as u8,
+        private: 0,
+        nid: 0,
+    };
+
+    /// The state of this frame.
+    #[inline(always)]
+    pub fn state(&self) -> PageState {
+        // SAFETY-free decode: the field is only ever written from a PageState.
+        match self.state {
+            0 => PageState::Hole,
+            1 => PageState::Reserved,
+            2 => PageState::Buddy,
+            3 => PageState::BuddyTail,
+            4 => PageState::Pcp,
+            5 => PageState::Allocated,
+            _ => PageState::AllocatedTail,
+        }
+    }
+
+    #[inline(always)]
+    pub fn set_state(&mut self, s: PageState) {
+        self.state = s as u8;
+    }
+}
+
+/// The head and tail of an intrusive list of page frames, with its length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListHead {
+    pub head: Pfn,
+    pub tail: Pfn,
+    pub len: u32,
+}
+
+impl Default for ListHead {
+    fn default() -> Self {
+        ListHead::EMPTY
+    }
+}
+
+impl ListHead {
+    pub const EMPTY: ListHead = ListHead { head: NIL, tail: NIL, len: 0 };
+
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.head == NIL
+    }
+}
+
+/// Adds `pfn` at the head of `list` (list_add).
+#[inline(always)]
+pub fn list_add(pages: &mut [Page], list: &mut ListHead, pfn: Pfn) {
+    let old = list.head;
+    {
+        let p = &mut pages[pfn as usize];
+        p.next = old;
+        p.prev = NIL;
+    }
+    if old == NIL {
+        list.tail = pfn;
+    } else {
+        pages[old as usize].prev = pfn;
+    }
+    list.head = pfn;
+    list.len += 1;
+}
+
+/// Adds `pfn` at the tail of `list` (list_add_tail).
+#[inline(always)]
+pub fn list_add_tail(pages: &mut [Page], list: &mut ListHead, pfn: Pfn) {
+    let old = list.tail;
+    {
+        let p = &mut pages[pfn as usize];
+        p.prev = old;
+        p.next = NIL;
+    }
+    if old == NIL {
+        list.head = pfn;
+    } else {
+        pages[old as usize].next = pfn;
+    }
+    list.tail = pfn;
+    list.len += 1;
+}
+
+/// Inserts `pfn` immediately after `at`, which is on `list` (list_add(new, &at->lru)).
+#[inline(always)]
+pub fn list_add_after(pages: &mut [Page], list: &mut ListHead, at: Pfn, pfn: Pfn) {
+    let next = pages[at as usize].next;
+    {
+        let p = &mut pages[pfn as usize];
+        p.prev = at;
+        p.next = next;
+    }
+    pages[at as usize].next = pfn;
+    if next == NIL {
+        list.tail = pfn;
+    } else {
+        pages[next as usize].prev = pfn;
+    }
+    list.len += 1;
+}
+
+/// Inserts `pfn` immediately before `at`, which is on `list` (list_add_tail(new, &at->lru)).
+#[inline(always)]
+pub fn list_add_before(pages: &mut [Page], list: &mut ListHead, at: Pfn, pfn: Pfn) {
+    let prev = pages[at as usize].prev;
+    {
+        let p = &mut pages[pfn as usize];
+        p.next = at;
+        p.prev = prev;
+    }
+    pages[at as usize].prev = pfn;
+    if prev == NIL {
+        list.head = pfn;
+    } else {
+        pages[prev as usize].next = pfn;
+    }
+    list.len += 1;
+}
+
+/// Removes `pfn` from `list` (list_del).
+#[inline(always)]
+pub fn list_del(pages: &mut [Page], list: &mut ListHead, pfn: Pfn) {
+    let (prev, next) = {
+        let p = &pages[pfn as usize];
+        (p.prev, p.next)
+    };
+    if prev == NIL {
+        list.head = next;
+    } else {
+        pages[prev as usize].next = next;
+    }
+    if next == NIL {
+        list.tail = prev;
+    } else {
+        pages[next as usize].prev = prev;
+    }
+    let p = &mut pages[pfn as usize];
+    p.next = NIL;
+    p.prev = NIL;
+    list.len -= 1;
+}
+
+/// Iterates the pfns on a list from head to tail.
+pub fn list_iter<'a>(pages: &'a [Page], list: &ListHead) -> impl Iterator<Item = Pfn> + 'a {
+    let mut cur = list.head;
+    std::iter::from_fn(move || {
+        if cur == NIL {
+            None
+        } else {
+            let c = cur;
+            cur = pages[c as usize].next;
+            Some(c)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pages(n: usize) -> Vec<Page> {
+        vec![Page::HOLE; n]
+    }
+
+    #[test]
+    fn add_head_tail_and_delete_keep_order_and_length() {
+        let mut p = pages(8);
+        let mut l = ListHead::EMPTY;
+        list_add(&mut p, &mut l, 1);
+        list_add_tail(&mut p, &mut l, 2);
+        list_add(&mut p, &mut l, 0);
+        list_add_after(&mut p, &mut l, 2, 3);
+        list_add_before(&mut p, &mut l, 0, 4);
+        assert_eq!(list_iter(&p, &l).collect::<Vec<_>>(), vec![4, 0, 1, 2, 3]);
+        assert_eq!(l.len, 5);
+        list_del(&mut p, &mut l, 4);
+        list_del(&mut p, &mut l, 3);
+        list_del(&mut p, &mut l, 1);
+        assert_eq!(list_iter(&p, &l).collect::<Vec<_>>(), vec![0, 2]);
+        assert_eq!((l.head, l.tail, l.len), (0, 2, 2));
+        list_del(&mut p, &mut l, 0);
+        list_del(&mut p, &mut l, 2);
+        assert!(l.is_empty());
+        assert_eq!(l.tail, NIL);
+    }
+}

@@ -1,0 +1,281 @@
+//! Zones, nodes, free areas, per-cpu page sets and pageblock flags (include/linux/mmzone.h,
+//! include/linux/pageblock-flags.h).
+
+use super::mm_types::ListHead;
+use super::{Pfn, NR_PAGE_ORDERS, PAGEBLOCK_ORDER, PAGE_ALLOC_COSTLY_ORDER};
+
+/// Zone types in kernel order (enum zone_type, x86_64, no HIGHMEM).
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ZoneType {
+    Dma = 0,
+    Dma32 = 1,
+    Normal = 2,
+    Movable = 3,
+}
+
+/// Number of zone types per node.
+pub const MAX_NR_ZONES: usize = 4;
+
+impl ZoneType {
+    pub const ALL: [ZoneType; MAX_NR_ZONES] =
+        [ZoneType::Dma, ZoneType::Dma32, ZoneType::Normal, ZoneType::Movable];
+
+    /// The name /proc prints ("DMA", "DMA32", "Normal", "Movable").
+    pub fn name(self) -> &'static str {
+        match self {
+            ZoneType::Dma => "DMA",
+            ZoneType::Dma32 => "DMA32",
+            ZoneType::Normal => "Normal",
+            ZoneType::Movable => "Movable",
+        }
+    }
+
+    pub fn from_index(i: usize) -> ZoneType {
+        ZoneType::ALL[i]
+    }
+}
+
+/// Migratetypes. The internal numbering follows 6.x for the three per-cpu types; the 3.x
+/// numbering (RECLAIMABLE before MOVABLE) only matters for output and for the order in which
+/// 3.x drains per-cpu lists, and is handled where it matters.
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum MigrateType {
+    Unmovable = 0,
+    Movable = 1,
+    Reclaimable = 2,
+    /// 6.x MIGRATE_HIGHATOMIC (4.4+).
+    HighAtomic = 3,
+    /// 3.x MIGRATE_RESERVE (removed in 4.4).
+    Reserve = 4,
+    Isolate = 5,
+}
+
+/// Number of free lists per order.
+pub const MIGRATE_TYPES: usize = 6;
+/// The types that have per-cpu lists.
+pub const MIGRATE_PCPTYPES: usize = 3;
+
+impl MigrateType {
+    pub const ALL: [MigrateType; MIGRATE_TYPES] = [
+        MigrateType::Unmovable,
+        MigrateType::Movable,
+        MigrateType::Reclaimable,
+        MigrateType::HighAtomic,
+        MigrateType::Reserve,
+        MigrateType::Isolate,
+    ];
+
+    #[inline(always)]
+    pub fn from_u8(v: u8) -> MigrateType {
+        MigrateType::ALL[v as usize]
+    }
+
+    /// The name /proc/pagetypeinfo prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            MigrateType::Unmovable => "Unmovable",
+            MigrateType::Movable => "Movable",
+            MigrateType::Reclaimable => "Reclaimable",
+            MigrateType::HighAtomic => "HighAtomic",
+            MigrateType::Reserve => "Reserve",
+            MigrateType::Isolate => "Isolate",
+        }
+    }
+
+    /// Whether this type has per-cpu lists.
+    #[inline(always)]
+    pub fn is_pcptype(self) -> bool {
+        (self as usize) < MIGRATE_PCPTYPES
+    }
+}
+
+/// One order's free lists (struct free_area).
+#[derive(Clone, Debug, Default)]
+pub struct FreeArea {
+    pub free_list: [ListHead; MIGRATE_TYPES],
+    /// Number of free blocks of this order, all types.
+    pub nr_free: u64,
+}
+
+/// Per-cpu lists: 3.x uses one order-0 list per pcp type; 6.x one list per (order ≤ 3, type)
+/// plus one for pageblock-order (THP) pages.
+pub const NR_PCP_LISTS: usize = MIGRATE_PCPTYPES * (PAGE_ALLOC_COSTLY_ORDER + 1) + 1;
+
+/// The pcp list index of (order, migratetype) (order_to_pindex, 6.x).
+#[inline(always)]
+pub fn order_to_pindex(mt: usize, order: usize) -> usize {
+    if order > PAGE_ALLOC_COSTLY_ORDER {
+        debug_assert_eq!(order, PAGEBLOCK_ORDER);
+        MIGRATE_PCPTYPES * (PAGE_ALLOC_COSTLY_ORDER + 1)
+    } else {
+        MIGRATE_PCPTYPES * order + mt
+    }
+}
+
+/// The order of the pages on pcp list `pindex` (pindex_to_order).
+#[inline(always)]
+pub fn pindex_to_order(pindex: usize) -> usize {
+    if pindex == MIGRATE_PCPTYPES * (PAGE_ALLOC_COSTLY_ORDER + 1) {
+        PAGEBLOCK_ORDER
+    } else {
+        pindex / MIGRATE_PCPTYPES
+    }
+}
+
+/// One CPU's page cache for one zone (struct per_cpu_pages).
+#[derive(Clone, Debug, Default)]
+pub struct PerCpuPages {
+    /// Pages on the lists (6.x counts base pages of all orders).
+    pub count: u32,
+    /// Drain threshold.
+    pub high: u32,
+    /// 6.x auto-tuning bounds of `high`.
+    pub high_min: u32,
+    pub high_max: u32,
+    /// Refill and drain chunk.
+    pub batch: u32,
+    /// 6.x: pages freed in a row without an allocation (drives larger drains).
+    pub free_count: u32,
+    /// 6.x: refills double while allocations continue without frees.
+    pub alloc_factor: u8,
+    /// 6.x PCPF_* bits.
+    pub flags: u8,
+    pub lists: [ListHead; NR_PCP_LISTS],
+}
+
+/// PCPF_PREV_FREE_HIGH_ORDER: the previous free on this pcp was of a high order.
+pub const PCPF_PREV_FREE_HIGH_ORDER: u8 = 1;
+/// PCPF_FREE_HIGH_BATCH: freeing high orders in batches.
+pub const PCPF_FREE_HIGH_BATCH: u8 = 2;
+
+/// Watermark indexes (enum zone_watermarks).
+pub const WMARK_MIN: usize = 0;
+pub const WMARK_LOW: usize = 1;
+pub const WMARK_HIGH: usize = 2;
+pub const WMARK_PROMO: usize = 3;
+pub const NR_WMARK: usize = 4;
+
+/// Zone flag bits (enum zone_flags).
+pub const ZONE_BOOSTED_WATERMARK: u32 = 1 << 0;
+pub const ZONE_RECLAIM_ACTIVE: u32 = 1 << 1;
+pub const ZONE_BELOW_HIGH: u32 = 1 << 2;
+
+/// A zone (struct zone).
+#[derive(Clone, Debug)]
+pub struct Zone {
+    /// Index of this zone in `Mm::zones` (node-major: node * MAX_NR_ZONES + zone type).
+    pub id: usize,
+    pub node: usize,
+    pub zone_type: ZoneType,
+    pub zone_start_pfn: Pfn,
+    /// Pages spanned including holes.
+    pub spanned_pages: u64,
+    /// Pages with memory behind them.
+    pub present_pages: u64,
+    /// Present pages minus boot reservations.
+    pub managed_pages: u64,
+    /// min, low, high, promo (6.x) in pages, before the boost.
+    pub watermark: [u64; NR_WMARK],
+    /// 6.x watermark boost after fragmenting fallbacks.
+    pub watermark_boost: u64,
+    /// Pages an allocation whose highest usable zone is `j` must leave free here.
+    pub lowmem_reserve: [u64; MAX_NR_ZONES],
+    pub free_area: [FreeArea; NR_PAGE_ORDERS],
+    /// NR_FREE_PAGES: pages on the buddy lists (not pcp).
+    pub nr_free_pages: i64,
+    /// 6.x nr_reserved_highatomic.
+    pub nr_reserved_highatomic: u64,
+    /// One per CPU of the machine.
+    pub pcp: Vec<PerCpuPages>,
+    /// ZONE_* flag bits.
+    pub flags: u32,
+    /// zone->contiguous: every pageblock of the span is present and in this zone.
+    pub contiguous: bool,
+    /// Per-zone event counters that /proc/zoneinfo and the reports need (indexed by ZoneStat).
+    pub stat: [i64; NR_ZONE_STAT],
+}
+
+/// Per-zone counters kept in the zone (subset of enum zone_stat_item / vm_event_item).
+pub const NR_ZONE_STAT: usize = 4;
+pub const ZS_PGALLOC: usize = 0;
+pub const ZS_NR_ALLOC_BATCH: usize = 1;
+pub const ZS_NUMA_HIT: usize = 2;
+pub const ZS_NUMA_MISS: usize = 3;
+
+impl Zone {
+    /// Whether the zone has any present pages (populated_zone).
+    #[inline(always)]
+    pub fn populated(&self) -> bool {
+        self.present_pages > 0
+    }
+
+    /// One past the last pfn spanned.
+    #[inline(always)]
+    pub fn zone_end_pfn(&self) -> Pfn {
+        self.zone_start_pfn + self.spanned_pages as Pfn
+    }
+
+    /// Whether `pfn` lies in this zone's span (zone_spans_pfn).
+    #[inline(always)]
+    pub fn spans(&self, pfn: Pfn) -> bool {
+        pfn >= self.zone_start_pfn && pfn < self.zone_end_pfn()
+    }
+
+    /// The watermark `w` plus the boost (wmark_pages).
+    #[inline(always)]
+    pub fn wmark_pages(&self, w: usize) -> u64 {
+        self.watermark[w] + self.watermark_boost
+    }
+
+    pub fn min_wmark_pages(&self) -> u64 {
+        self.wmark_pages(WMARK_MIN)
+    }
+    pub fn low_wmark_pages(&self) -> u64 {
+        self.wmark_pages(WMARK_LOW)
+    }
+    pub fn high_wmark_pages(&self) -> u64 {
+        self.wmark_pages(WMARK_HIGH)
+    }
+
+    /// Free pages on the buddy lists (zone_page_state(zone, NR_FREE_PAGES)).
+    #[inline(always)]
+    pub fn free_pages(&self) -> i64 {
+        self.nr_free_pages
+    }
+
+    /// Pages held on all CPUs' pcp lists of this zone.
+    pub fn pcp_pages(&self) -> u64 {
+        self.pcp.iter().map(|p| p.count as u64).sum()
+    }
+}
+
+/// A node (pg_data_t).
+#[derive(Clone, Debug)]
+pub struct PglistData {
+    pub node_id: usize,
+    /// The first zone id of this node in `Mm::zones`.
+    pub first_zone: usize,
+    pub node_start_pfn: Pfn,
+    pub node_spanned_pages: u64,
+    pub node_present_pages: u64,
+    /// CPUs of this node (global cpu ids).
+    pub cpus: Vec<usize>,
+    /// The fallback zonelist: zone ids in the order an allocation tries them.
+    pub zonelist: Vec<usize>,
+    /// The __GFP_THISNODE zonelist (6.x ZONELIST_NOFALLBACK).
+    pub zonelist_nofallback: Vec<usize>,
+    /// kswapd's request: the highest order asked for since it last ran.
+    pub kswapd_order: usize,
+    /// kswapd's request: the highest zone index asked for (classzone_idx / highest_zoneidx).
+    pub kswapd_highest_zoneidx: usize,
+    /// kswapd has been woken and not yet run.
+    pub kswapd_wait_pending: bool,
+    /// 6.x per-node totalreserve_pages (Σ over its zones).
+    pub totalreserve_pages: u64,
+}
+
+/// Pageblock flag bits: bits 0..2 migratetype, bit 3 PB_migrate_skip.
+pub const PB_MIGRATETYPE_MASK: u8 = 0x7;
+pub const PB_MIGRATE_SKIP: u8 = 0x8;

@@ -1,0 +1,45 @@
+//! The physical memory manager, one module per kernel mechanism, named as the kernel names it.
+//!
+//! * `mm_types`   — `struct page` (24 bytes here) and the intrusive lists pages sit on.
+//! * `mmzone`     — zones, nodes, free areas, per-cpu page sets, pageblock flags.
+//! * `gfp`        — gfp flags, alloc flags, migratetype selection.
+//! * `mm_init`    — building zones from a machine description, zonelists.
+//! * `page_alloc` — the buddy allocator, per-cpu lists, watermarks, lowmem_reserve, the zonelist walk.
+//! * `vmstat`     — /proc/vmstat counters and the /proc text dumps.
+//! * `vmscan`     — kswapd (reclaim proper arrives with the LRU lists).
+
+pub mod gfp;
+pub mod mm_init;
+pub mod mm_types;
+pub mod mmzone;
+pub mod page_alloc;
+pub mod policy;
+pub mod vmscan;
+pub mod vmstat;
+
+pub use mm_types::{Page, PageState, NIL};
+pub use mmzone::{MigrateType, Zone, ZoneType};
+
+/// Bytes per page frame (x86_64 base pages).
+pub const PAGE_SIZE: u64 = 4096;
+/// log2(PAGE_SIZE).
+pub const PAGE_SHIFT: u32 = 12;
+/// Buddy orders 0..=MAX_PAGE_ORDER (the 6.x name; 3.x called the exclusive bound MAX_ORDER = 11).
+pub const MAX_PAGE_ORDER: usize = 10;
+/// Number of buddy orders.
+pub const NR_PAGE_ORDERS: usize = MAX_PAGE_ORDER + 1;
+/// Pageblock order on x86_64: the PMD huge page order.
+pub const PAGEBLOCK_ORDER: usize = 9;
+/// Pages per pageblock.
+pub const PAGEBLOCK_NR_PAGES: u64 = 1 << PAGEBLOCK_ORDER;
+/// Orders above this are "costly" to the allocator and reclaim.
+pub const PAGE_ALLOC_COSTLY_ORDER: usize = 3;
+/// The batch of reclaim and of the 6.x minimum watermark for highmem-like zones.
+pub const SWAP_CLUSTER_MAX: u64 = 32;
+
+/// A page frame number.
+pub type Pfn = u32;
+
+/// The physical-memory half of the simulated kernel: page frames, pageblock flags, nodes, zones
+/// and the counters, plus the era policy. Everything the allocator touches lives here.
+pub use page_alloc::Mm;

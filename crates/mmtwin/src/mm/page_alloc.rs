@@ -1,0 +1,1283 @@
+//! The page allocator (mm/page_alloc.c): the buddy free lists with split and merge, pageblock
+//! migratetypes and stealing, per-cpu lists, watermarks and lowmem_reserve, and the zonelist walk.
+//!
+//! Each function models the kernel function of the same name; the era-dependent ones dispatch on
+//! `AllocPolicy` (see `policy.rs`). Work done is charged to `Mm::cost_ns` from the cost table, so
+//! the time an allocation takes comes out of what it did.
+
+use super::gfp::*;
+use super::mm_types::{list_add, list_add_after, list_add_before, list_add_tail, list_del, Page, PageState, NIL};
+use super::mmzone::*;
+use super::policy::*;
+use super::vmstat::{Era, VmEvents, VmStat};
+use super::{Pfn, MAX_PAGE_ORDER, NR_PAGE_ORDERS, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER, PAGE_ALLOC_COSTLY_ORDER};
+use crate::config::sysctl::VmSysctl;
+use crate::sim::cost::CostTable;
+
+/// The physical memory of the simulated machine and the allocator's state.
+#[derive(Clone, Debug)]
+pub struct Mm {
+    /// Every page frame, indexed by pfn (holes included).
+    pub pages: Vec<Page>,
+    /// Pageblock flags, indexed by pfn >> PAGEBLOCK_ORDER.
+    pub pageblock_flags: Vec<u8>,
+    /// Zones, node-major: zone id = node * MAX_NR_ZONES + zone type. Empty zones are kept.
+    pub zones: Vec<Zone>,
+    pub nodes: Vec<PglistData>,
+    /// The node of each CPU.
+    pub cpu_to_node: Vec<usize>,
+    pub events: VmEvents,
+    /// Anonymous pages mapped, per node (NR_ANON_MAPPED).
+    pub nr_anon_pages_node: Vec<u64>,
+    pub policy: AllocPolicy,
+    pub era: Era,
+    pub sysctl: VmSysctl,
+    /// min_free_kbytes in effect (computed unless the scenario set it).
+    pub min_free_kbytes: u64,
+    /// Σ over zones of min(managed, max lowmem_reserve + high wmark) (calculate_totalreserve_pages).
+    pub totalreserve_pages: u64,
+    /// Mobility grouping is off on tiny machines (build_all_zonelists).
+    pub page_group_by_mobility_disabled: bool,
+    pub costs: CostTable,
+    /// Simulated CPU time charged by the allocator since the caller last took it.
+    pub cost_ns: u64,
+    /// Nodes whose kswapd was woken and not yet told (drained by the engine).
+    pub kswapd_wakeups: Vec<usize>,
+    /// One past the highest pfn.
+    pub max_pfn: Pfn,
+    /// NUMA distances (node_distance).
+    pub distance: Vec<Vec<u32>>,
+}
+
+/// Which zones an allocation may use and in what order (struct alloc_context).
+#[derive(Clone, Copy, Debug)]
+pub struct AllocContext {
+    /// The node whose zonelist is walked.
+    pub nid: usize,
+    /// Walk only this node (__GFP_THISNODE).
+    pub thisnode: bool,
+    pub highest_zoneidx: usize,
+    pub migratetype: MigrateType,
+    /// The first usable zone of the zonelist (preferred_zoneref).
+    pub preferred_zone: Option<usize>,
+    pub spread_dirty_pages: bool,
+}
+
+impl Mm {
+    // ------------------------------------------------------------------------------------------
+    // Page frame and pageblock helpers.
+
+    /// Returns true if `pfn` has memory behind it (pfn_valid for present frames).
+    #[inline(always)]
+    pub fn pfn_valid(&self, pfn: Pfn) -> bool {
+        (pfn as usize) < self.pages.len() && self.pages[pfn as usize].state() != PageState::Hole
+    }
+
+    /// Returns true if any frame of the pageblock containing `pfn` is present.
+    pub fn block_has_present(&self, pfn: Pfn) -> bool {
+        let start = pfn as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+        (start..(start + PAGEBLOCK_NR_PAGES).min(self.pages.len() as u64))
+            .any(|p| self.pages[p as usize].state() != PageState::Hole)
+    }
+
+    /// The migratetype label of the pageblock containing `pfn` (get_pageblock_migratetype).
+    #[inline(always)]
+    pub fn get_pageblock_migratetype(&self, pfn: Pfn) -> MigrateType {
+        MigrateType::from_u8(self.pageblock_flags[(pfn >> PAGEBLOCK_ORDER) as usize] & PB_MIGRATETYPE_MASK)
+    }
+
+    /// Relabels the pageblock containing `pfn` (set_pageblock_migratetype).
+    #[inline(always)]
+    pub fn set_pageblock_migratetype(&mut self, pfn: Pfn, mt: MigrateType) {
+        let f = &mut self.pageblock_flags[(pfn >> PAGEBLOCK_ORDER) as usize];
+        *f = (*f & !PB_MIGRATETYPE_MASK) | mt as u8;
+    }
+
+    /// Returns true if the pageblock's compaction skip hint is set (get_pageblock_skip).
+    pub fn get_pageblock_skip(&self, pfn: Pfn) -> bool {
+        self.pageblock_flags[(pfn >> PAGEBLOCK_ORDER) as usize] & PB_MIGRATE_SKIP != 0
+    }
+
+    /// Sets or clears the compaction skip hint of the pageblock containing `pfn`.
+    pub fn set_pageblock_skip(&mut self, pfn: Pfn, skip: bool) {
+        let f = &mut self.pageblock_flags[(pfn >> PAGEBLOCK_ORDER) as usize];
+        if skip {
+            *f |= PB_MIGRATE_SKIP
+        } else {
+            *f &= !PB_MIGRATE_SKIP
+        }
+    }
+
+    /// The zone id of a present frame (page_zone).
+    #[inline(always)]
+    pub fn page_zone(&self, pfn: Pfn) -> usize {
+        let nid = self.pages[pfn as usize].nid as usize;
+        let first = nid * MAX_NR_ZONES;
+        for zid in (first..first + MAX_NR_ZONES).rev() {
+            let z = &self.zones[zid];
+            if z.spanned_pages != 0 && pfn >= z.zone_start_pfn && pfn < z.zone_end_pfn() {
+                return zid;
+            }
+        }
+        unreachable!("pfn {pfn} is in no zone of node {nid}")
+    }
+
+    /// The NUMA distance between two nodes (node_distance).
+    #[inline(always)]
+    pub fn node_distance(&self, a: usize, b: usize) -> u32 {
+        self.distance[a][b]
+    }
+
+    /// Takes the simulated CPU time charged since the last call.
+    #[inline(always)]
+    pub fn take_cost(&mut self) -> u64 {
+        std::mem::take(&mut self.cost_ns)
+    }
+
+    #[inline(always)]
+    fn page_count_of(&self, z: &Zone) -> u64 {
+        match self.policy.page_count_basis {
+            PageCountBasis::Present => z.present_pages,
+            PageCountBasis::Managed => z.managed_pages,
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Buddy free lists.
+
+    #[inline(always)]
+    fn add_to_free_list(&mut self, zid: usize, pfn: Pfn, order: usize, mt: MigrateType, tail: bool) {
+        {
+            let p = &mut self.pages[pfn as usize];
+            p.set_state(PageState::Buddy);
+            p.order = order as u8;
+        }
+        let z = &mut self.zones[zid];
+        let area = &mut z.free_area[order];
+        if tail {
+            list_add_tail(&mut self.pages, &mut area.free_list[mt as usize], pfn);
+        } else {
+            list_add(&mut self.pages, &mut area.free_list[mt as usize], pfn);
+        }
+        area.nr_free += 1;
+        z.nr_free_pages += 1 << order;
+        self.cost_ns += self.costs.buddy_list_op_ns;
+    }
+
+    #[inline(always)]
+    fn del_page_from_free_list(&mut self, zid: usize, pfn: Pfn, order: usize, mt: MigrateType) {
+        let z = &mut self.zones[zid];
+        let area = &mut z.free_area[order];
+        list_del(&mut self.pages, &mut area.free_list[mt as usize], pfn);
+        area.nr_free -= 1;
+        z.nr_free_pages -= 1 << order;
+        self.pages[pfn as usize].set_state(PageState::Allocated);
+        self.cost_ns += self.costs.buddy_list_op_ns;
+    }
+
+    /// Returns true if `buddy` is a free block of exactly `order` in zone `zid` (page_is_buddy).
+    #[inline(always)]
+    fn page_is_buddy(&self, zid: usize, buddy: Pfn, order: usize) -> bool {
+        if (buddy as usize) >= self.pages.len() || !self.zones[zid].spans(buddy) {
+            return false;
+        }
+        let p = &self.pages[buddy as usize];
+        p.state() == PageState::Buddy && p.order as usize == order && p.nid as usize == self.zones[zid].node
+    }
+
+    /// Frees a block of 2^order pages at `pfn` into zone `zid`'s free lists of type `mt`, merging
+    /// it with free buddies as far as they go (__free_one_page).
+    pub fn __free_one_page(&mut self, zid: usize, mut pfn: Pfn, mut order: usize, mt: MigrateType) {
+        debug_assert!(pfn & ((1 << order) - 1) == 0, "unaligned free of {pfn} at order {order}");
+        while order < MAX_PAGE_ORDER {
+            let buddy = pfn ^ (1 << order);
+            if !self.page_is_buddy(zid, buddy, order) {
+                break;
+            }
+            // 6.x: above pageblock order, do not merge isolated or highatomic blocks with others.
+            if order >= PAGEBLOCK_ORDER && self.era == Era::Linux6 {
+                let bmt = self.get_pageblock_migratetype(buddy);
+                let is_special = |t: MigrateType| matches!(t, MigrateType::Isolate | MigrateType::HighAtomic);
+                if is_special(bmt) != is_special(mt) {
+                    break;
+                }
+            }
+            let bmt = MigrateType::from_u8(self.pages[buddy as usize].private);
+            self.del_page_from_free_list(zid, buddy, order, bmt);
+            pfn &= buddy;
+            order += 1;
+        }
+        // buddy_merge_likely: if the next-order buddy is free, put this block at the tail so it
+        // is less likely to be taken before that buddy is freed and they can merge.
+        let tail_limit = match self.era {
+            Era::Linux3 => MAX_PAGE_ORDER - 1, // 3.x: order < MAX_ORDER - 2 (MAX_ORDER = 11)
+            Era::Linux6 => MAX_PAGE_ORDER,
+        };
+        let mut to_tail = false;
+        if self.policy.merge_tail_heuristic && order < tail_limit {
+            let higher = pfn & !((2u32 << order) - 1);
+            let higher_buddy = higher ^ (2 << order);
+            to_tail = self.page_is_buddy(zid, higher_buddy, order + 1);
+        }
+        self.add_free(zid, pfn, order, mt, to_tail);
+    }
+
+    /// Adds a free block to a list and records its list type in the page (set_buddy_order).
+    #[inline(always)]
+    fn add_free(&mut self, zid: usize, pfn: Pfn, order: usize, mt: MigrateType, tail: bool) {
+        self.add_to_free_list(zid, pfn, order, mt, tail);
+        self.pages[pfn as usize].private = mt as u8;
+    }
+
+    /// Removes a free block from its list; its list type is in the page.
+    #[inline(always)]
+    fn take_free(&mut self, zid: usize, pfn: Pfn, order: usize) -> MigrateType {
+        let mt = MigrateType::from_u8(self.pages[pfn as usize].private);
+        self.del_page_from_free_list(zid, pfn, order, mt);
+        mt
+    }
+
+    /// Splits a block of order `high` at `pfn` down to order `low`, returning the upper halves
+    /// to the `mt` lists (expand). The caller keeps the lowest piece.
+    #[inline(always)]
+    fn expand(&mut self, zid: usize, pfn: Pfn, low: usize, mut high: usize, mt: MigrateType) {
+        while high > low {
+            high -= 1;
+            let half = pfn + (1 << high);
+            self.add_free(zid, half, high, mt, false);
+        }
+    }
+
+    /// Takes the first free block of the smallest order ≥ `order` on the `mt` lists, splitting
+    /// it as needed (__rmqueue_smallest).
+    #[inline(always)]
+    pub fn __rmqueue_smallest(&mut self, zid: usize, order: usize, mt: MigrateType) -> Option<Pfn> {
+        for current in order..NR_PAGE_ORDERS {
+            let pfn = self.zones[zid].free_area[current].free_list[mt as usize].head;
+            if pfn == NIL {
+                continue;
+            }
+            self.del_page_from_free_list(zid, pfn, current, mt);
+            self.expand(zid, pfn, order, current, mt);
+            return Some(pfn);
+        }
+        None
+    }
+
+    /// Moves every free block in [start, end] of zone `zid` to the `mt` lists; returns the number
+    /// of pages moved (move_freepages).
+    fn move_freepages(&mut self, zid: usize, start: Pfn, end: Pfn, mt: MigrateType) -> u64 {
+        let mut moved = 0u64;
+        let mut pfn = start;
+        while pfn <= end {
+            let p = &self.pages[pfn as usize];
+            if p.state() != PageState::Buddy {
+                pfn += 1;
+                continue;
+            }
+            let order = p.order as usize;
+            let old = self.take_free(zid, pfn, order);
+            let _ = old;
+            self.add_free(zid, pfn, order, mt, false);
+            self.cost_ns += self.costs.move_freepages_block_ns;
+            moved += 1 << order;
+            pfn += 1 << order;
+        }
+        moved
+    }
+
+    /// The pageblock range of `pfn` clipped to the zone, or None if it crosses the zone
+    /// boundary (the check move_freepages_block makes).
+    fn pageblock_range_in_zone(&self, zid: usize, pfn: Pfn) -> Option<(Pfn, Pfn)> {
+        let start = pfn & !(PAGEBLOCK_NR_PAGES as Pfn - 1);
+        let end = start + PAGEBLOCK_NR_PAGES as Pfn - 1;
+        let z = &self.zones[zid];
+        if !z.spans(start) || !z.spans(end) {
+            return None;
+        }
+        Some((start, end))
+    }
+
+    /// Moves the free pages of the pageblock of `pfn` to `mt` (move_freepages_block).
+    pub(crate) fn move_freepages_block(&mut self, zid: usize, pfn: Pfn, mt: MigrateType) -> u64 {
+        match self.pageblock_range_in_zone(zid, pfn) {
+            Some((s, e)) => self.move_freepages(zid, s, e, mt),
+            None => 0,
+        }
+    }
+
+    /// Relabels every pageblock of a block of `order` ≥ pageblock_order (change_pageblock_range).
+    fn change_pageblock_range(&mut self, pfn: Pfn, order: usize, mt: MigrateType) {
+        let nr = 1u32 << (order - PAGEBLOCK_ORDER);
+        for i in 0..nr {
+            self.set_pageblock_migratetype(pfn + i * PAGEBLOCK_NR_PAGES as Pfn, mt);
+        }
+    }
+
+    /// The fallback order of migratetypes for `mt` (the fallbacks[][] table; RESERVE and
+    /// HIGHATOMIC are never fallbacks).
+    #[inline(always)]
+    fn fallbacks(mt: MigrateType) -> [MigrateType; 2] {
+        match mt {
+            MigrateType::Unmovable => [MigrateType::Reclaimable, MigrateType::Movable],
+            MigrateType::Reclaimable => [MigrateType::Unmovable, MigrateType::Movable],
+            _ => [MigrateType::Reclaimable, MigrateType::Unmovable],
+        }
+    }
+
+    /// 3.x __rmqueue_fallback: take the largest block of a fallback type, stealing the pageblock
+    /// when the block is big or the request is reclaimable.
+    fn rmqueue_fallback_3x(&mut self, zid: usize, order: usize, start_mt: MigrateType) -> Option<Pfn> {
+        for current in (order..NR_PAGE_ORDERS).rev() {
+            for fmt in Self::fallbacks(start_mt) {
+                let pfn = self.zones[zid].free_area[current].free_list[fmt as usize].head;
+                if pfn == NIL {
+                    continue;
+                }
+                let mut mt = fmt;
+                if current >= PAGEBLOCK_ORDER / 2
+                    || start_mt == MigrateType::Reclaimable
+                    || self.page_group_by_mobility_disabled
+                {
+                    let moved = self.move_freepages_block(zid, pfn, start_mt);
+                    if moved >= 1 << (PAGEBLOCK_ORDER - 1) || self.page_group_by_mobility_disabled {
+                        self.set_pageblock_migratetype(pfn, start_mt);
+                    }
+                    mt = start_mt;
+                }
+                self.take_free(zid, pfn, current);
+                if current >= PAGEBLOCK_ORDER {
+                    self.change_pageblock_range(pfn, current, start_mt);
+                }
+                self.expand(zid, pfn, order, current, mt);
+                return Some(pfn);
+            }
+        }
+        None
+    }
+
+    /// 6.x can_steal_fallback: may a fallback of `order` claim its whole pageblock?
+    #[inline(always)]
+    fn can_steal_fallback(&self, order: usize, start_mt: MigrateType) -> bool {
+        order >= PAGEBLOCK_ORDER
+            || order >= PAGEBLOCK_ORDER / 2
+            || start_mt == MigrateType::Reclaimable
+            || start_mt == MigrateType::Unmovable
+            || self.page_group_by_mobility_disabled
+    }
+
+    /// 6.x find_suitable_fallback: the first fallback type with a free block of `order`.
+    fn find_suitable_fallback(&self, zid: usize, order: usize, start_mt: MigrateType, only_stealable: bool) -> Option<(MigrateType, bool)> {
+        let area = &self.zones[zid].free_area[order];
+        if area.nr_free == 0 {
+            return None;
+        }
+        let can_steal = self.can_steal_fallback(order, start_mt);
+        for fmt in Self::fallbacks(start_mt) {
+            if area.free_list[fmt as usize].is_empty() {
+                continue;
+            }
+            if can_steal || !only_stealable {
+                return Some((fmt, can_steal));
+            }
+        }
+        None
+    }
+
+    /// 6.x boost_watermark: raise the zone's watermarks after a fragmenting fallback so kswapd
+    /// reclaims ahead of further fragmentation. Returns true if the zone was boosted.
+    fn boost_watermark(&mut self, zid: usize) -> bool {
+        let factor = self.sysctl.watermark_boost_factor;
+        let z = &mut self.zones[zid];
+        if factor == 0 || z.managed_pages / PAGEBLOCK_NR_PAGES < 4 {
+            return false;
+        }
+        let max_boost = (z.watermark[WMARK_HIGH] * factor / 10000).max(PAGEBLOCK_NR_PAGES);
+        if max_boost == 0 {
+            return false;
+        }
+        z.watermark_boost = (z.watermark_boost + PAGEBLOCK_NR_PAGES).min(max_boost);
+        true
+    }
+
+    /// 6.x steal_suitable_fallback: claim the pageblock of `pfn` for `start_mt` when enough of
+    /// it is free or alike; otherwise take only the page. Returns the type to expand under.
+    fn steal_suitable_fallback(&mut self, zid: usize, pfn: Pfn, alloc_flags: AllocFlags, start_mt: MigrateType, whole_block: bool) -> MigrateType {
+        let old_mt = self.get_pageblock_migratetype(pfn);
+        let current = self.pages[pfn as usize].order as usize;
+        if old_mt == MigrateType::HighAtomic {
+            return MigrateType::from_u8(self.pages[pfn as usize].private);
+        }
+        if current >= PAGEBLOCK_ORDER {
+            self.change_pageblock_range(pfn, current, start_mt);
+            return start_mt;
+        }
+        if self.boost_watermark(zid) && alloc_flags & ALLOC_KSWAPD != 0 {
+            self.zones[zid].flags |= ZONE_BOOSTED_WATERMARK;
+        }
+        if !whole_block {
+            return MigrateType::from_u8(self.pages[pfn as usize].private);
+        }
+        let Some((s, e)) = self.pageblock_range_in_zone(zid, pfn) else {
+            return MigrateType::from_u8(self.pages[pfn as usize].private);
+        };
+        // Count free pages and "alike" in-use pages (movable for a movable request; for an
+        // unmovable/reclaimable request stealing a movable block, the non-movable in-use pages).
+        let mut free = 0u64;
+        let mut alike = 0u64;
+        let mut p = s;
+        while p <= e {
+            let pg = &self.pages[p as usize];
+            match pg.state() {
+                PageState::Buddy => {
+                    free += 1 << pg.order;
+                    p += 1 << pg.order;
+                    continue;
+                }
+                PageState::Pcp => {
+                    p += 1 << pg.order;
+                    continue;
+                }
+                PageState::Allocated => {
+                    let n = 1u64 << pg.order;
+                    let movable = pg.flags & PG_MOVABLE_ALLOC != 0;
+                    if start_mt == MigrateType::Movable {
+                        if movable {
+                            alike += n;
+                        }
+                    } else if old_mt == MigrateType::Movable && !movable {
+                        alike += n;
+                    }
+                    p += n as Pfn;
+                    continue;
+                }
+                _ => {}
+            }
+            p += 1;
+        }
+        if free + alike >= 1 << (PAGEBLOCK_ORDER - 1) || self.page_group_by_mobility_disabled {
+            self.move_freepages(zid, s, e, start_mt);
+            self.set_pageblock_migratetype(pfn, start_mt);
+            return start_mt;
+        }
+        MigrateType::from_u8(self.pages[pfn as usize].private)
+    }
+
+    /// 6.x __rmqueue_fallback.
+    fn rmqueue_fallback_6x(&mut self, zid: usize, order: usize, start_mt: MigrateType, alloc_flags: AllocFlags) -> Option<Pfn> {
+        let min_order = if order < PAGEBLOCK_ORDER && alloc_flags & ALLOC_NOFRAGMENT != 0 {
+            PAGEBLOCK_ORDER
+        } else {
+            order
+        };
+        // Largest first, so that a whole block is claimed and future fallbacks are rarer.
+        let mut found: Option<(usize, MigrateType, bool)> = None;
+        for current in (min_order..NR_PAGE_ORDERS).rev() {
+            if let Some((fmt, can_steal)) = self.find_suitable_fallback(zid, current, start_mt, false) {
+                if !can_steal && start_mt == MigrateType::Movable && current > order {
+                    // Cannot claim the block: take the smallest suitable page to limit the damage.
+                    found = None;
+                    for small in order..NR_PAGE_ORDERS {
+                        if let Some((fmt2, cs2)) = self.find_suitable_fallback(zid, small, start_mt, false) {
+                            found = Some((small, fmt2, cs2));
+                            break;
+                        }
+                    }
+                    break;
+                }
+                found = Some((current, fmt, can_steal));
+                break;
+            }
+        }
+        let (current, fmt, can_steal) = found?;
+        let pfn = self.zones[zid].free_area[current].free_list[fmt as usize].head;
+        let mt = self.steal_suitable_fallback(zid, pfn, alloc_flags, start_mt, can_steal);
+        if mt == start_mt && current < PAGEBLOCK_ORDER {
+            // The block was claimed: its free pages are now on start_mt's lists.
+            return self.__rmqueue_smallest(zid, order, start_mt);
+        }
+        let listed = MigrateType::from_u8(self.pages[pfn as usize].private);
+        self.del_page_from_free_list(zid, pfn, current, listed);
+        self.expand(zid, pfn, order, current, if current >= PAGEBLOCK_ORDER { start_mt } else { listed });
+        Some(pfn)
+    }
+
+    /// Takes a block of `order` for `mt` from zone `zid`, falling back to other types
+    /// (__rmqueue).
+    #[inline]
+    pub fn __rmqueue(&mut self, zid: usize, order: usize, mt: MigrateType, alloc_flags: AllocFlags) -> Option<Pfn> {
+        if let Some(p) = self.__rmqueue_smallest(zid, order, mt) {
+            return Some(p);
+        }
+        match self.policy.fallback {
+            FallbackPolicy::StealLargestHalfBlock => {
+                if let Some(p) = self.rmqueue_fallback_3x(zid, order, mt) {
+                    return Some(p);
+                }
+                // 3.x: the last resort is the MIGRATE_RESERVE blocks.
+                self.__rmqueue_smallest(zid, order, MigrateType::Reserve)
+            }
+            FallbackPolicy::StealAlikeBoost => self.rmqueue_fallback_6x(zid, order, mt, alloc_flags),
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Per-cpu lists.
+
+    /// Returns true if blocks of `order` go through the pcp lists (pcp_allowed_order).
+    #[inline(always)]
+    pub fn pcp_allowed_order(&self, order: usize) -> bool {
+        match self.policy.pcp {
+            PcpPolicy::Order0HotCold => order == 0,
+            PcpPolicy::OrderListsAutotune => order <= PAGE_ALLOC_COSTLY_ORDER || order == PAGEBLOCK_ORDER,
+        }
+    }
+
+    /// The pcp list of (order, mt) for this era.
+    #[inline(always)]
+    fn pindex(&self, mt: MigrateType, order: usize) -> usize {
+        match self.policy.pcp {
+            PcpPolicy::Order0HotCold => mt as usize,
+            PcpPolicy::OrderListsAutotune => order_to_pindex(mt as usize, order),
+        }
+    }
+
+    /// Moves up to `count` blocks of `order` from the buddy lists to pcp list `pindex` of `cpu`
+    /// (rmqueue_bulk). Returns the number of blocks moved.
+    fn rmqueue_bulk(&mut self, zid: usize, cpu: usize, order: usize, count: u32, mt: MigrateType, pindex: usize, cold: bool, alloc_flags: AllocFlags) -> u32 {
+        self.cost_ns += self.costs.zone_lock_ns;
+        let mut prev = NIL;
+        let mut i = 0;
+        while i < count {
+            let Some(pfn) = self.__rmqueue(zid, order, mt, alloc_flags) else { break };
+            {
+                let p = &mut self.pages[pfn as usize];
+                p.set_state(PageState::Pcp);
+                p.order = order as u8;
+                p.private = mt as u8;
+            }
+            let pages = &mut self.pages;
+            let list = &mut self.zones[zid].pcp[cpu].lists[pindex];
+            match self.policy.cold_refill {
+                // Always "list_add(page, list); list = &page->lru": ascending from where the
+                // run starts; a cold request reads the tail and so gets descending pfns.
+                ColdRefill::ReversePfn => {
+                    if prev == NIL {
+                        list_add(pages, list, pfn)
+                    } else {
+                        list_add_after(pages, list, prev, pfn)
+                    }
+                }
+                ColdRefill::PfnOrder => {
+                    if !cold {
+                        if prev == NIL {
+                            list_add(pages, list, pfn)
+                        } else {
+                            list_add_after(pages, list, prev, pfn)
+                        }
+                    } else if prev == NIL {
+                        list_add_tail(pages, list, pfn)
+                    } else {
+                        list_add_before(pages, list, prev, pfn)
+                    }
+                }
+                ColdRefill::NoColdHint => list_add_tail(pages, list, pfn),
+            }
+            prev = pfn;
+            i += 1;
+        }
+        i
+    }
+
+    /// 3.x zone_batchsize / 6.x zone_batchsize: the pcp batch for a zone.
+    pub fn zone_batchsize(&self, z: &Zone) -> u32 {
+        let pages = self.page_count_of(z);
+        let cap = match self.policy.pcp {
+            PcpPolicy::Order0HotCold => (512 * 1024) / super::PAGE_SIZE,
+            PcpPolicy::OrderListsAutotune => (1024 * 1024) / super::PAGE_SIZE,
+        };
+        let mut batch = (pages / 1024).min(cap);
+        batch /= 4;
+        if batch < 1 {
+            batch = 1;
+        }
+        let b = batch + batch / 2;
+        let r = 1u64 << (63 - b.leading_zeros());
+        (r - 1).max(1) as u32
+    }
+
+    /// 6.x nr_pcp_alloc: how many blocks to refill with; grows while allocations run unopposed.
+    fn nr_pcp_alloc(&mut self, zid: usize, cpu: usize, order: usize) -> u32 {
+        let below_high = self.zones[zid].flags & ZONE_BELOW_HIGH != 0;
+        let pcp = &mut self.zones[zid].pcp[cpu];
+        let base_batch = pcp.batch as i64;
+        let (high_min, high_max) = (pcp.high_min as i64, pcp.high_max as i64);
+        let mut high = (pcp.high as i64).clamp(high_min, high_max.max(high_min));
+        pcp.high = high as u32;
+        if high < base_batch {
+            return 1;
+        }
+        let mut batch = if order > 0 { base_batch } else { base_batch << pcp.alloc_factor };
+        if high_min != high_max && !below_high {
+            high = (high + batch).min(high_max);
+            pcp.high = high as u32;
+        }
+        if order == 0 {
+            let max_nr_alloc = (high - pcp.count as i64 - base_batch).max(base_batch);
+            if batch <= max_nr_alloc && pcp.alloc_factor < PCP_BATCH_SCALE_MAX {
+                pcp.alloc_factor += 1;
+            }
+            batch = batch.min(max_nr_alloc);
+        }
+        if batch > 1 {
+            batch = (batch >> order).max(2);
+        }
+        batch as u32
+    }
+
+    /// Takes a block of `order` from `cpu`'s pcp list for `mt`, refilling it from the buddy
+    /// lists when empty (rmqueue_pcplist / 3.x buffered_rmqueue order-0 path).
+    fn rmqueue_pcplist(&mut self, zid: usize, cpu: usize, order: usize, mt: MigrateType, cold: bool, alloc_flags: AllocFlags) -> Option<Pfn> {
+        let pindex = self.pindex(mt, order);
+        self.cost_ns += self.costs.pcp_alloc_ns;
+        if self.zones[zid].pcp[cpu].lists[pindex].is_empty() {
+            let (batch, cold) = match self.policy.pcp {
+                PcpPolicy::Order0HotCold => (self.zones[zid].pcp[cpu].batch, cold),
+                PcpPolicy::OrderListsAutotune => (self.nr_pcp_alloc(zid, cpu, order), false),
+            };
+            let got = self.rmqueue_bulk(zid, cpu, order, batch, mt, pindex, cold, alloc_flags);
+            self.zones[zid].pcp[cpu].count += got << order;
+            if got == 0 {
+                return None;
+            }
+        }
+        if self.policy.pcp == PcpPolicy::OrderListsAutotune {
+            self.zones[zid].pcp[cpu].free_count >>= 1;
+        }
+        let take_tail = cold && self.policy.cold_refill != ColdRefill::NoColdHint;
+        let pcp = &mut self.zones[zid].pcp[cpu];
+        let list = &mut pcp.lists[pindex];
+        let pfn = if take_tail { list.tail } else { list.head };
+        list_del(&mut self.pages, list, pfn);
+        pcp.count -= 1 << order;
+        self.pages[pfn as usize].set_state(PageState::Allocated);
+        Some(pfn)
+    }
+
+    /// Returns `count` pages' worth of blocks from `cpu`'s pcp lists to the buddy lists
+    /// (free_pcppages_bulk). `pindex` is the list just freed to (6.x drains it first).
+    fn free_pcppages_bulk(&mut self, zid: usize, cpu: usize, count: u32, pindex: usize) {
+        if count == 0 {
+            return;
+        }
+        self.cost_ns += self.costs.zone_lock_ns;
+        match self.policy.pcp {
+            PcpPolicy::Order0HotCold => {
+                // 3.x numbering of the pcp types is UNMOVABLE, RECLAIMABLE, MOVABLE; the round
+                // robin starts after 0, so it visits RECLAIMABLE, MOVABLE, UNMOVABLE, ...
+                const ORDER_3X: [usize; 3] = [MigrateType::Unmovable as usize, MigrateType::Reclaimable as usize, MigrateType::Movable as usize];
+                let mut slot = 0usize;
+                let mut batch_free = 0u32;
+                let mut to_free = count.min(self.zones[zid].pcp[cpu].count);
+                while to_free > 0 {
+                    let mut li;
+                    loop {
+                        batch_free += 1;
+                        slot = (slot + 1) % 3;
+                        li = ORDER_3X[slot];
+                        if !self.zones[zid].pcp[cpu].lists[li].is_empty() {
+                            break;
+                        }
+                    }
+                    if batch_free == 3 {
+                        batch_free = to_free;
+                    }
+                    loop {
+                        let pfn = self.zones[zid].pcp[cpu].lists[li].tail;
+                        list_del(&mut self.pages, &mut self.zones[zid].pcp[cpu].lists[li], pfn);
+                        self.zones[zid].pcp[cpu].count -= 1;
+                        let mt = MigrateType::from_u8(self.pages[pfn as usize].private);
+                        self.__free_one_page(zid, pfn, 0, mt);
+                        to_free -= 1;
+                        batch_free -= 1;
+                        if to_free == 0 || batch_free == 0 || self.zones[zid].pcp[cpu].lists[li].is_empty() {
+                            break;
+                        }
+                    }
+                }
+            }
+            PcpPolicy::OrderListsAutotune => {
+                let mut count = count as i64;
+                let mut pi = if pindex == 0 { NR_PCP_LISTS - 1 } else { pindex - 1 };
+                while count > 0 && self.zones[zid].pcp[cpu].count > 0 {
+                    loop {
+                        pi += 1;
+                        if pi > NR_PCP_LISTS - 1 {
+                            pi = 0;
+                        }
+                        if !self.zones[zid].pcp[cpu].lists[pi].is_empty() {
+                            break;
+                        }
+                    }
+                    let order = pindex_to_order(pi);
+                    loop {
+                        let pfn = self.zones[zid].pcp[cpu].lists[pi].tail;
+                        list_del(&mut self.pages, &mut self.zones[zid].pcp[cpu].lists[pi], pfn);
+                        count -= 1 << order;
+                        self.zones[zid].pcp[cpu].count -= 1 << order;
+                        // 6.x frees with the pageblock's current type.
+                        let mt = self.get_pageblock_migratetype(pfn);
+                        self.__free_one_page(zid, pfn, order, mt);
+                        if count <= 0 || self.zones[zid].pcp[cpu].lists[pi].is_empty() {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// 6.x nr_pcp_high: the current drain threshold, shrunk under pressure, grown while freeing.
+    fn nr_pcp_high(&mut self, zid: usize, cpu: usize, free_high: bool) -> u32 {
+        let zflags = self.zones[zid].flags;
+        let pcp = &mut self.zones[zid].pcp[cpu];
+        let batch = pcp.batch as i64;
+        let (high_min, high_max) = (pcp.high_min as i64, pcp.high_max as i64);
+        let mut high = (pcp.high as i64).clamp(high_min, high_max.max(high_min));
+        pcp.high = high as u32;
+        if high == 0 {
+            return 0;
+        }
+        if free_high {
+            pcp.high = (high - (batch << PCP_BATCH_SCALE_MAX)).max(high_min) as u32;
+            return 0;
+        }
+        if zflags & ZONE_RECLAIM_ACTIVE != 0 {
+            let free_count = (pcp.free_count as i64).max(batch);
+            pcp.high = (high - free_count).max(high_min) as u32;
+            return ((batch << 2).min(pcp.high as i64)) as u32;
+        }
+        if high_min == high_max {
+            return high as u32;
+        }
+        if zflags & ZONE_BELOW_HIGH != 0 {
+            let free_count = (pcp.free_count as i64).max(batch);
+            pcp.high = (high - free_count).max(high_min) as u32;
+            high = (pcp.count as i64).max(high_min);
+        } else if pcp.count as i64 >= high {
+            let need_high = pcp.free_count as i64 + batch;
+            if (pcp.high as i64) < need_high {
+                pcp.high = need_high.clamp(high_min, high_max) as u32;
+            }
+        }
+        high as u32
+    }
+
+    /// Frees a block of `order` to `cpu`'s pcp list, draining a batch when the list is over its
+    /// high mark (free_unref_page / 3.x free_hot_cold_page).
+    fn free_unref_page(&mut self, zid: usize, cpu: usize, pfn: Pfn, order: usize, cold: bool) {
+        let mut mt = self.get_pageblock_migratetype(pfn);
+        if !mt.is_pcptype() {
+            if mt == MigrateType::Isolate {
+                self.__free_one_page(zid, pfn, order, mt);
+                return;
+            }
+            // RESERVE (3.x) and HIGHATOMIC (6.x) pages go on the movable list.
+            mt = MigrateType::Movable;
+        }
+        self.cost_ns += self.costs.pcp_free_ns;
+        let pindex = self.pindex(mt, order);
+        {
+            let p = &mut self.pages[pfn as usize];
+            p.set_state(PageState::Pcp);
+            p.order = order as u8;
+            p.private = mt as u8;
+        }
+        match self.policy.pcp {
+            PcpPolicy::Order0HotCold => {
+                let pcp = &mut self.zones[zid].pcp[cpu];
+                if cold {
+                    list_add_tail(&mut self.pages, &mut pcp.lists[pindex], pfn);
+                } else {
+                    list_add(&mut self.pages, &mut pcp.lists[pindex], pfn);
+                }
+                pcp.count += 1;
+                if pcp.count >= pcp.high {
+                    let batch = pcp.batch;
+                    self.free_pcppages_bulk(zid, cpu, batch, pindex);
+                }
+            }
+            PcpPolicy::OrderListsAutotune => {
+                let free_high;
+                {
+                    let pcp = &mut self.zones[zid].pcp[cpu];
+                    pcp.alloc_factor >>= 1;
+                    list_add(&mut self.pages, &mut pcp.lists[pindex], pfn);
+                    pcp.count += 1 << order;
+                    let batch = pcp.batch;
+                    // Free high-order pages in batches when a burst of them is being freed.
+                    if order > 0 && order <= PAGE_ALLOC_COSTLY_ORDER {
+                        free_high = pcp.free_count >= batch
+                            && pcp.flags & PCPF_PREV_FREE_HIGH_ORDER != 0
+                            && (pcp.flags & PCPF_FREE_HIGH_BATCH == 0 || pcp.count >= batch);
+                        pcp.flags |= PCPF_PREV_FREE_HIGH_ORDER;
+                    } else {
+                        free_high = false;
+                        if pcp.flags & PCPF_PREV_FREE_HIGH_ORDER != 0 {
+                            pcp.flags &= !PCPF_PREV_FREE_HIGH_ORDER;
+                        }
+                    }
+                    if pcp.free_count < batch << PCP_BATCH_SCALE_MAX {
+                        pcp.free_count += 1 << order;
+                    }
+                }
+                let high = self.nr_pcp_high(zid, cpu, free_high);
+                let (count, batch, free_count) = {
+                    let pcp = &self.zones[zid].pcp[cpu];
+                    (pcp.count, pcp.batch, pcp.free_count)
+                };
+                if count >= high {
+                    let to_free = if free_high {
+                        count.min(batch << PCP_BATCH_SCALE_MAX)
+                    } else if high < batch {
+                        1
+                    } else {
+                        free_count.clamp(batch, high.saturating_sub(batch).max(batch))
+                    };
+                    self.free_pcppages_bulk(zid, cpu, to_free, pindex);
+                    if self.zones[zid].flags & ZONE_BELOW_HIGH != 0 {
+                        let hw = self.zones[zid].high_wmark_pages();
+                        if self.zone_watermark_ok(zid, 0, hw, ZoneType::Movable as usize, 0) {
+                            self.zones[zid].flags &= !ZONE_BELOW_HIGH;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Returns every page on `cpu`'s pcp lists of zone `zid` to the buddy lists (drain_pages_zone).
+    pub fn drain_pages_zone(&mut self, zid: usize, cpu: usize) {
+        let count = self.zones[zid].pcp[cpu].count;
+        if count > 0 {
+            self.free_pcppages_bulk(zid, cpu, count, 0);
+        }
+    }
+
+    /// Drains every CPU's pcp lists in every zone (drain_all_pages).
+    pub fn drain_all_pages(&mut self) {
+        for zid in 0..self.zones.len() {
+            for cpu in 0..self.cpu_to_node.len() {
+                self.drain_pages_zone(zid, cpu);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Watermarks.
+
+    /// Returns true if zone `zid` has `mark` pages free beyond what an allocation of `order`
+    /// limited to zones ≤ `highest_zoneidx` must leave (__zone_watermark_ok, per era).
+    pub fn __zone_watermark_ok(&self, zid: usize, order: usize, mark: u64, highest_zoneidx: usize, alloc_flags: AllocFlags, free_pages: i64) -> bool {
+        let z = &self.zones[zid];
+        let mut min = mark as i64;
+        let reserve = z.lowmem_reserve[highest_zoneidx] as i64;
+        match self.policy.watermark_check {
+            WatermarkCheck::OrderHalving => {
+                // 3.1 subtracts (1 << order) + 1.
+                let mut free = free_pages - ((1i64 << order) + 1);
+                if alloc_flags & ALLOC_HIGH != 0 {
+                    min -= min / 2;
+                }
+                if alloc_flags & ALLOC_HARDER != 0 {
+                    min -= min / 4;
+                }
+                if free <= min + reserve {
+                    return false;
+                }
+                for o in 0..order {
+                    free -= (z.free_area[o].nr_free << o) as i64;
+                    min >>= 1;
+                    if free <= min {
+                        return false;
+                    }
+                }
+                true
+            }
+            WatermarkCheck::FreeListPresence => {
+                let mut free = free_pages - ((1i64 << order) - 1);
+                if alloc_flags & ALLOC_RESERVES == 0 {
+                    free -= z.nr_reserved_highatomic as i64;
+                }
+                if alloc_flags & ALLOC_RESERVES != 0 {
+                    if alloc_flags & ALLOC_HIGH != 0 {
+                        min -= min / 2;
+                        if alloc_flags & ALLOC_HARDER != 0 {
+                            min -= min / 4;
+                        }
+                    }
+                    if alloc_flags & ALLOC_OOM != 0 {
+                        min -= min / 2;
+                    }
+                }
+                if free <= min + reserve {
+                    return false;
+                }
+                if order == 0 {
+                    return true;
+                }
+                for o in order..NR_PAGE_ORDERS {
+                    let area = &z.free_area[o];
+                    if area.nr_free == 0 {
+                        continue;
+                    }
+                    for mt in 0..MIGRATE_PCPTYPES {
+                        if !area.free_list[mt].is_empty() {
+                            return true;
+                        }
+                    }
+                    if alloc_flags & (ALLOC_HIGHATOMIC | ALLOC_OOM) != 0
+                        && !area.free_list[MigrateType::HighAtomic as usize].is_empty()
+                    {
+                        return true;
+                    }
+                }
+                false
+            }
+        }
+    }
+
+    /// zone_watermark_ok with the zone's NR_FREE_PAGES.
+    #[inline(always)]
+    pub fn zone_watermark_ok(&self, zid: usize, order: usize, mark: u64, highest_zoneidx: usize, alloc_flags: AllocFlags) -> bool {
+        self.__zone_watermark_ok(zid, order, mark, highest_zoneidx, alloc_flags, self.zones[zid].nr_free_pages)
+    }
+
+    /// 6.x zone_watermark_fast: an order-0 shortcut, and the boost exemption for __GFP_HIGH.
+    #[inline(always)]
+    fn zone_watermark_fast(&mut self, zid: usize, order: usize, mark: u64, highest_zoneidx: usize, alloc_flags: AllocFlags) -> bool {
+        self.cost_ns += self.costs.watermark_check_ns;
+        let z = &self.zones[zid];
+        let free = z.nr_free_pages;
+        if self.policy.watermark_check == WatermarkCheck::OrderHalving {
+            return self.__zone_watermark_ok(zid, order, mark, highest_zoneidx, alloc_flags, free);
+        }
+        if order == 0 {
+            let reserved = if alloc_flags & ALLOC_RESERVES == 0 { z.nr_reserved_highatomic as i64 } else { 0 };
+            let usable = free - free.min(reserved);
+            if usable > (mark + z.lowmem_reserve[highest_zoneidx]) as i64 {
+                return true;
+            }
+        }
+        if self.__zone_watermark_ok(zid, order, mark, highest_zoneidx, alloc_flags, free) {
+            return true;
+        }
+        if order == 0 && alloc_flags & ALLOC_HIGH != 0 && z.watermark_boost > 0 && alloc_flags & ALLOC_WMARK_MASK == ALLOC_WMARK_MIN {
+            let m = z.watermark[WMARK_MIN];
+            return self.__zone_watermark_ok(zid, order, m, highest_zoneidx, alloc_flags, free);
+        }
+        false
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Allocation.
+
+    /// Takes a block of `order` from zone `zid` through the pcp lists or the buddy lists and
+    /// counts it (rmqueue / 3.x buffered_rmqueue).
+    fn rmqueue(&mut self, preferred: usize, zid: usize, cpu: usize, order: usize, gfp: Gfp, alloc_flags: AllocFlags, mt: MigrateType) -> Option<Pfn> {
+        let cold = gfp.has(Gfp::COLD);
+        let mut page = None;
+        if self.pcp_allowed_order(order) {
+            page = self.rmqueue_pcplist(zid, cpu, order, mt, cold, alloc_flags);
+            if page.is_none() && self.policy.pcp == PcpPolicy::Order0HotCold {
+                return None;
+            }
+        }
+        if page.is_none() {
+            self.cost_ns += self.costs.zone_lock_ns;
+            if alloc_flags & ALLOC_HIGHATOMIC != 0 && self.policy.atomic_reserve == AtomicReserve::Highatomic {
+                page = self.__rmqueue_smallest(zid, order, MigrateType::HighAtomic);
+            }
+            if page.is_none() {
+                page = self.__rmqueue(zid, order, mt, alloc_flags);
+                if page.is_none()
+                    && alloc_flags & (ALLOC_OOM | ALLOC_HARDER) != 0
+                    && self.policy.atomic_reserve == AtomicReserve::Highatomic
+                {
+                    page = self.__rmqueue_smallest(zid, order, MigrateType::HighAtomic);
+                }
+            }
+        }
+        let pfn = page?;
+        {
+            let p = &mut self.pages[pfn as usize];
+            p.set_state(PageState::Allocated);
+            p.order = order as u8;
+            p.flags = if mt == MigrateType::Movable { PG_MOVABLE_ALLOC } else { 0 };
+        }
+        let zt = self.zones[zid].zone_type;
+        self.events.count(VmStat::for_zone(VmStat::PgallocDma, zt), 1 << order);
+        self.zone_statistics(preferred, zid, cpu);
+        if alloc_flags & ALLOC_KSWAPD != 0 && self.zones[zid].flags & ZONE_BOOSTED_WATERMARK != 0 {
+            self.zones[zid].flags &= !ZONE_BOOSTED_WATERMARK;
+            let z = &self.zones[zid];
+            self.wakeup_kswapd(z.node, 0, z.zone_type as usize);
+        }
+        Some(pfn)
+    }
+
+    /// NUMA hit/miss/local/other accounting (zone_statistics).
+    #[inline(always)]
+    fn zone_statistics(&mut self, preferred: usize, zid: usize, cpu: usize) {
+        let znode = self.zones[zid].node;
+        if znode == self.zones[preferred].node {
+            self.events.count(VmStat::NumaHit, 1);
+        } else {
+            self.events.count(VmStat::NumaMiss, 1);
+            self.events.count(VmStat::NumaForeign, 1);
+        }
+        if znode == self.cpu_to_node[cpu] {
+            self.events.count(VmStat::NumaLocal, 1);
+        } else {
+            self.events.count(VmStat::NumaOther, 1);
+        }
+    }
+
+    /// 6.x reserve_highatomic_pageblock: after a high-order atomic allocation, reserve its
+    /// pageblock for such allocations, up to about 1% of the zone.
+    fn reserve_highatomic_pageblock(&mut self, pfn: Pfn, zid: usize) {
+        let z = &self.zones[zid];
+        let max_managed = (z.managed_pages / 100).div_ceil(PAGEBLOCK_NR_PAGES) * PAGEBLOCK_NR_PAGES + PAGEBLOCK_NR_PAGES;
+        if z.nr_reserved_highatomic >= max_managed {
+            return;
+        }
+        let mt = self.get_pageblock_migratetype(pfn);
+        if !mt.is_pcptype() {
+            return;
+        }
+        if self.pageblock_range_in_zone(zid, pfn).is_none() {
+            return;
+        }
+        self.zones[zid].nr_reserved_highatomic += PAGEBLOCK_NR_PAGES;
+        self.set_pageblock_migratetype(pfn, MigrateType::HighAtomic);
+        self.move_freepages_block(zid, pfn, MigrateType::HighAtomic);
+    }
+
+    /// The zones `ac` may use, in zonelist order.
+    #[inline(always)]
+    fn zonelist(&self, ac: &AllocContext) -> &[usize] {
+        let n = &self.nodes[ac.nid];
+        if ac.thisnode {
+            &n.zonelist_nofallback
+        } else {
+            &n.zonelist
+        }
+    }
+
+    /// Walks the zonelist for a zone that passes the watermark and has a page (get_page_from_freelist).
+    pub fn get_page_from_freelist(&mut self, gfp: Gfp, order: usize, mut alloc_flags: AllocFlags, ac: &AllocContext, cpu: usize) -> Option<Pfn> {
+        let preferred = ac.preferred_zone?;
+        'retry: loop {
+            let no_fallback = alloc_flags & ALLOC_NOFRAGMENT != 0;
+            let nr = self.zonelist(ac).len();
+            for i in 0..nr {
+                let zid = self.zonelist(ac)[i];
+                if self.zones[zid].zone_type as usize > ac.highest_zoneidx {
+                    continue;
+                }
+                if self.era == Era::Linux6 {
+                    if no_fallback && self.nodes.len() > 1 && zid != preferred && self.zones[zid].node != self.zones[preferred].node {
+                        alloc_flags &= !ALLOC_NOFRAGMENT;
+                        continue 'retry;
+                    }
+                    let wmark_ok = if alloc_flags & ALLOC_NO_WATERMARKS != 0 {
+                        true
+                    } else {
+                        let mut ok = false;
+                        if self.zones[zid].flags & ZONE_BELOW_HIGH == 0 {
+                            let hw = self.zones[zid].high_wmark_pages();
+                            if self.zone_watermark_fast(zid, order, hw, ac.highest_zoneidx, alloc_flags) {
+                                ok = true;
+                            } else {
+                                self.zones[zid].flags |= ZONE_BELOW_HIGH;
+                            }
+                        }
+                        if !ok {
+                            let mark = self.zones[zid].wmark_pages((alloc_flags & ALLOC_WMARK_MASK) as usize);
+                            ok = self.zone_watermark_fast(zid, order, mark, ac.highest_zoneidx, alloc_flags);
+                        }
+                        ok
+                    };
+                    if !wmark_ok {
+                        // node_reclaim arrives with the reclaim model.
+                        continue;
+                    }
+                } else if alloc_flags & ALLOC_NO_WATERMARKS == 0 {
+                    let mark = self.zones[zid].watermark[(alloc_flags & ALLOC_WMARK_MASK) as usize];
+                    if !self.zone_watermark_fast(zid, order, mark, ac.highest_zoneidx, alloc_flags) {
+                        // zone_reclaim and the zonelist cache arrive with the reclaim model.
+                        continue;
+                    }
+                }
+                if let Some(pfn) = self.rmqueue(preferred, zid, cpu, order, gfp, alloc_flags, ac.migratetype) {
+                    if alloc_flags & ALLOC_HIGHATOMIC != 0 && order > 0 && self.policy.atomic_reserve == AtomicReserve::Highatomic {
+                        self.reserve_highatomic_pageblock(pfn, zid);
+                    }
+                    return Some(pfn);
+                }
+            }
+            if no_fallback {
+                alloc_flags &= !ALLOC_NOFRAGMENT;
+                continue 'retry;
+            }
+            return None;
+        }
+    }
+
+    /// The alloc_context of an allocation from `cpu` (prepare_alloc_pages).
+    pub fn prepare_alloc_pages(&self, gfp: Gfp, cpu: usize, nid: Option<usize>) -> AllocContext {
+        let nid = nid.unwrap_or(self.cpu_to_node[cpu]);
+        let highest = gfp.gfp_zone() as usize;
+        let mt = if self.page_group_by_mobility_disabled { MigrateType::Unmovable } else { gfp.migratetype() };
+        let mut ac = AllocContext {
+            nid,
+            thisnode: gfp.has(Gfp::THISNODE),
+            highest_zoneidx: highest,
+            migratetype: mt,
+            preferred_zone: None,
+            spread_dirty_pages: gfp.has(Gfp::WRITE),
+        };
+        ac.preferred_zone = self.zonelist(&ac).iter().copied().find(|&z| self.zones[z].zone_type as usize <= highest);
+        ac
+    }
+
+    /// 6.x alloc_flags_nofragment: ALLOC_KSWAPD from the gfp, and ALLOC_NOFRAGMENT when the
+    /// preferred zone is Normal and a DMA32 zone below it is populated (or there is one node).
+    fn alloc_flags_nofragment(&self, preferred: Option<usize>, gfp: Gfp) -> AllocFlags {
+        let mut flags = if gfp.has(Gfp::KSWAPD_RECLAIM) { ALLOC_KSWAPD } else { 0 };
+        if self.policy.fallback != FallbackPolicy::StealAlikeBoost {
+            return flags;
+        }
+        let Some(zid) = preferred else { return flags };
+        if self.zones[zid].zone_type != ZoneType::Normal {
+            return flags;
+        }
+        if self.nodes.len() > 1 && !self.zones[zid - 1].populated() {
+            return flags;
+        }
+        flags |= ALLOC_NOFRAGMENT;
+        flags
+    }
+
+    /// The slow path's flags (gfp_to_alloc_flags).
+    fn gfp_to_alloc_flags(&self, gfp: Gfp, order: usize) -> AllocFlags {
+        let mut f = ALLOC_WMARK_MIN | ALLOC_CPUSET;
+        if gfp.has(Gfp::HIGH) {
+            f |= ALLOC_HIGH;
+        }
+        if gfp.has(Gfp::KSWAPD_RECLAIM) {
+            f |= ALLOC_KSWAPD;
+        }
+        if !gfp.allow_blocking() {
+            f |= ALLOC_HARDER;
+            if order > 0 && self.policy.atomic_reserve == AtomicReserve::Highatomic {
+                f |= ALLOC_HIGHATOMIC;
+            }
+            if f & ALLOC_HIGH != 0 {
+                f &= !ALLOC_CPUSET;
+            }
+        }
+        f
+    }
+
+    /// Records a kswapd wakeup request for node `nid` (wakeup_kswapd); the engine runs kswapd.
+    pub fn wakeup_kswapd(&mut self, nid: usize, order: usize, highest_zoneidx: usize) {
+        let n = &mut self.nodes[nid];
+        if n.kswapd_highest_zoneidx < highest_zoneidx {
+            n.kswapd_highest_zoneidx = highest_zoneidx;
+        }
+        if n.kswapd_order < order {
+            n.kswapd_order = order;
+        }
+        if !n.kswapd_wait_pending {
+            n.kswapd_wait_pending = true;
+            self.kswapd_wakeups.push(nid);
+        }
+    }
+
+    /// Wakes kswapd on every node of the zonelist that has a zone below its low watermark
+    /// (wake_all_kswapds).
+    fn wake_all_kswapds(&mut self, order: usize, ac: &AllocContext) {
+        let nr = self.zonelist(ac).len();
+        let mut last_node = usize::MAX;
+        for i in 0..nr {
+            let zid = self.zonelist(ac)[i];
+            let z = &self.zones[zid];
+            if z.zone_type as usize > ac.highest_zoneidx || z.node == last_node {
+                continue;
+            }
+            last_node = z.node;
+            let node = z.node;
+            // 3.x wakeup_kswapd returns early when the zone is above its low watermark; 6.x
+            // decides in kswapd (pgdat_balanced). Both leave balanced nodes asleep.
+            let lw = z.low_wmark_pages();
+            if self.zone_watermark_ok(zid, order, lw, ac.highest_zoneidx, 0) && z.watermark_boost == 0 {
+                continue;
+            }
+            self.wakeup_kswapd(node, order, ac.highest_zoneidx);
+        }
+    }
+
+    /// Allocates 2^order contiguous pages for `cpu` (__alloc_pages / __alloc_pages_nodemask).
+    /// Returns the first pfn, or None when the allocation fails.
+    pub fn alloc_pages(&mut self, gfp: Gfp, order: usize, cpu: usize) -> Option<Pfn> {
+        let ac = self.prepare_alloc_pages(gfp, cpu, None);
+        let mut alloc_flags = ALLOC_WMARK_LOW | ALLOC_CPUSET;
+        if self.era == Era::Linux6 {
+            alloc_flags |= self.alloc_flags_nofragment(ac.preferred_zone, gfp);
+        }
+        if let Some(p) = self.get_page_from_freelist(gfp, order, alloc_flags, &ac, cpu) {
+            return Some(p);
+        }
+        self.__alloc_pages_slowpath(gfp, order, &ac, cpu)
+    }
+
+    /// The slow path: wake kswapd, retry at the min watermark with the caller's reserves
+    /// (__alloc_pages_slowpath). Direct reclaim, compaction and OOM join when modelled.
+    fn __alloc_pages_slowpath(&mut self, gfp: Gfp, order: usize, ac: &AllocContext, cpu: usize) -> Option<Pfn> {
+        self.cost_ns += self.costs.slowpath_entry_ns;
+        let alloc_flags = self.gfp_to_alloc_flags(gfp, order);
+        if gfp.has(Gfp::KSWAPD_RECLAIM) {
+            self.wake_all_kswapds(order, ac);
+        }
+        self.get_page_from_freelist(gfp, order, alloc_flags, ac, cpu)
+    }
+
+    /// Frees 2^order pages at `pfn` from `cpu` (__free_pages / free_the_page).
+    pub fn free_pages(&mut self, pfn: Pfn, order: usize, cpu: usize) {
+        self.free_pages_hint(pfn, order, cpu, false)
+    }
+
+    /// Frees with a cold hint (3.x free_cold_page for order 0).
+    pub fn free_pages_hint(&mut self, pfn: Pfn, order: usize, cpu: usize, cold: bool) {
+        debug_assert_eq!(self.pages[pfn as usize].state(), PageState::Allocated, "double free of pfn {pfn}");
+        debug_assert_eq!(self.pages[pfn as usize].order as usize, order, "free of pfn {pfn} at wrong order");
+        let zid = self.page_zone(pfn);
+        self.pages[pfn as usize].flags = 0;
+        self.events.count(VmStat::Pgfree, 1 << order);
+        if self.pcp_allowed_order(order) {
+            self.free_unref_page(zid, cpu, pfn, order, cold);
+        } else {
+            self.cost_ns += self.costs.zone_lock_ns;
+            let mt = self.get_pageblock_migratetype(pfn);
+            self.__free_one_page(zid, pfn, order, mt);
+        }
+    }
+}
+
+/// 6.x CONFIG_PCP_BATCH_SCALE_MAX default.
+pub const PCP_BATCH_SCALE_MAX: u8 = 5;
+
+/// Page flag: the allocation was movable (stands in for PageLRU/__PageMovable when judging
+/// whether an in-use page could be migrated).
+pub const PG_MOVABLE_ALLOC: u32 = 1 << 0;

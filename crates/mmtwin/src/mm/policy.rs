@@ -1,0 +1,149 @@
+//! Era policies of the page allocator: every behaviour that differs between the kernels we model
+//! is one small enum chosen by name, grouped into kernel profiles (`config::profile`).
+//!
+//! Names are kebab-case strings in scenario files; an unknown name is rejected with the list of
+//! valid ones (serde's "unknown variant … expected one of …").
+
+use serde::{Deserialize, Serialize};
+
+/// How min/low/high watermarks are derived from min_free_kbytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WatermarkSetup {
+    /// 3.x setup_per_zone_wmarks: low = min + min/4, high = min + min/2.
+    MinQuarterHalf,
+    /// 4.6+ __setup_per_zone_wmarks: gap = max(min/4, managed × watermark_scale_factor / 10000).
+    ScaleFactor,
+}
+
+/// How zone_watermark_ok judges an order > 0 request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WatermarkCheck {
+    /// 3.x: subtract the free pages of each lower order and halve the mark per order.
+    OrderHalving,
+    /// 4.x+/6.x: pass if any free list of order ≥ the request is non-empty (pcp types).
+    FreeListPresence,
+}
+
+/// What __rmqueue_fallback steals when the requested migratetype's lists are empty.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FallbackPolicy {
+    /// 3.x: the largest block first; move the whole pageblock's free pages when the block is at
+    /// least half a pageblock or the request is reclaimable; relabel when ≥ half were moved.
+    StealLargestHalfBlock,
+    /// 6.x: steal_suitable_fallback counting free and "alike" pages, watermark boost,
+    /// ALLOC_NOFRAGMENT, smallest-page fallback for movable requests that cannot claim a block.
+    StealAlikeBoost,
+}
+
+/// Per-cpu page list organisation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PcpPolicy {
+    /// 3.x: order-0 only, one list per pcp migratetype, batch ≤ 31, high = 6 × batch,
+    /// hot requests from the head, cold from the tail; drain round-robin with batch_free.
+    Order0HotCold,
+    /// 6.x: lists per (order ≤ 3, type) plus pageblock order; batch ≤ 63; high auto-tuned between
+    /// high_min and high_max; refill scaled by alloc_factor; drain list by list.
+    OrderListsAutotune,
+}
+
+/// How rmqueue_bulk lays out a refill for a cold (__GFP_COLD) request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ColdRefill {
+    /// Before e084b2d95e48: refills are always added with list_add after the previous page, so a
+    /// cold request (taken from the tail) receives the batch in descending PFN order.
+    ReversePfn,
+    /// e084b2d95e48 (2.6.33 to 4.14): cold refills use list_add_tail so the tail yields ascending PFNs.
+    PfnOrder,
+    /// 4.15+: no cold hint; refills are added at the tail and every request takes the head.
+    NoColdHint,
+}
+
+/// How the fallback zonelist is ordered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ZonelistPolicy {
+    /// 3.x: the numa_zonelist_order sysctl chooses node or zone order ("default" decides by size).
+    NumaZonelistOrder,
+    /// 4.14+: node order only.
+    NodeOrder,
+}
+
+/// The reserve that protects high-order atomic allocations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AtomicReserve {
+    /// 3.x setup_zone_migrate_reserve: pageblocks labelled MIGRATE_RESERVE, used only when all
+    /// other types fail.
+    MigrateReserve,
+    /// 4.4+: MIGRATE_HIGHATOMIC blocks reserved on demand by high-order atomic allocations.
+    Highatomic,
+}
+
+/// Which page count the watermark and reserve formulas use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PageCountBasis {
+    /// 3.x: zone->present_pages.
+    Present,
+    /// 3.14+: zone_managed_pages.
+    Managed,
+}
+
+/// The allocator's policies, resolved (every field set).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AllocPolicy {
+    pub watermark_setup: WatermarkSetup,
+    pub watermark_check: WatermarkCheck,
+    pub fallback: FallbackPolicy,
+    pub pcp: PcpPolicy,
+    pub cold_refill: ColdRefill,
+    pub zonelist: ZonelistPolicy,
+    pub atomic_reserve: AtomicReserve,
+    pub page_count_basis: PageCountBasis,
+    /// 3.x frees a block to the list tail when its buddy of the next order is free only below
+    /// MAX_ORDER−2; 6.x for every order below the top. Both are the buddy_merge_likely heuristic.
+    pub merge_tail_heuristic: bool,
+}
+
+impl AllocPolicy {
+    /// Linux 3.0/3.1 (2011).
+    pub const LINUX_3_0: AllocPolicy = AllocPolicy {
+        watermark_setup: WatermarkSetup::MinQuarterHalf,
+        watermark_check: WatermarkCheck::OrderHalving,
+        fallback: FallbackPolicy::StealLargestHalfBlock,
+        pcp: PcpPolicy::Order0HotCold,
+        cold_refill: ColdRefill::PfnOrder,
+        zonelist: ZonelistPolicy::NumaZonelistOrder,
+        atomic_reserve: AtomicReserve::MigrateReserve,
+        page_count_basis: PageCountBasis::Present,
+        merge_tail_heuristic: true,
+    };
+
+    /// Linux 6.x (read from 6.12).
+    pub const LINUX_6_X: AllocPolicy = AllocPolicy {
+        watermark_setup: WatermarkSetup::ScaleFactor,
+        watermark_check: WatermarkCheck::FreeListPresence,
+        fallback: FallbackPolicy::StealAlikeBoost,
+        pcp: PcpPolicy::OrderListsAutotune,
+        cold_refill: ColdRefill::NoColdHint,
+        zonelist: ZonelistPolicy::NodeOrder,
+        atomic_reserve: AtomicReserve::Highatomic,
+        page_count_basis: PageCountBasis::Managed,
+        merge_tail_heuristic: true,
+    };
+}
+
+/// numa_zonelist_order (3.x sysctl / boot parameter).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NumaZonelistOrder {
+    Default,
+    Node,
+    Zone,
+}

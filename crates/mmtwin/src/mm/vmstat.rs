@@ -1,0 +1,410 @@
+//! /proc/vmstat counters as one enum with the kernel's names, and the /proc text dumps
+//! (buddyinfo, pagetypeinfo, zoneinfo) in each era's layout (mm/vmstat.c).
+//!
+//! Event counters are incremented where the kernel increments them. State items (nr_free_pages,
+//! …) are read from the structures they describe when a snapshot is taken, as /proc does.
+
+use std::fmt::Write as _;
+
+use super::mmzone::{MigrateType, ZoneType, MIGRATE_TYPES, WMARK_HIGH, WMARK_LOW, WMARK_MIN, WMARK_PROMO};
+use super::page_alloc::Mm;
+use super::{NR_PAGE_ORDERS, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER};
+
+/// Which kernel's /proc layout and counter set to print.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Era {
+    /// Linux 3.0/3.1 (2011).
+    Linux3,
+    /// Linux 6.x.
+    Linux6,
+}
+
+/// Which eras print a counter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum In {
+    Both,
+    Old,
+    New,
+}
+
+macro_rules! vmstat_items {
+    ($($variant:ident => $name:literal, $era:ident;)*) => {
+        /// A /proc/vmstat item. The discriminant indexes counter arrays.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        #[repr(u16)]
+        pub enum VmStat { $($variant,)* }
+
+        /// Number of items.
+        pub const NR_VMSTAT_ITEMS: usize = [$($name,)*].len();
+
+        impl VmStat {
+            /// Every item, in /proc/vmstat order.
+            pub const ALL: [VmStat; NR_VMSTAT_ITEMS] = [$(VmStat::$variant,)*];
+
+            /// The exact /proc/vmstat name.
+            pub const fn name(self) -> &'static str {
+                match self { $(VmStat::$variant => $name,)* }
+            }
+
+            /// Which eras have this item.
+            pub const fn era(self) -> In {
+                match self { $(VmStat::$variant => In::$era,)* }
+            }
+        }
+    };
+}
+
+vmstat_items! {
+    NrFreePages => "nr_free_pages", Both;
+    NrInactiveAnon => "nr_inactive_anon", Both;
+    NrActiveAnon => "nr_active_anon", Both;
+    NrInactiveFile => "nr_inactive_file", Both;
+    NrActiveFile => "nr_active_file", Both;
+    NrUnevictable => "nr_unevictable", Both;
+    NrMlock => "nr_mlock", Both;
+    NrAnonPages => "nr_anon_pages", Both;
+    NrMapped => "nr_mapped", Both;
+    NrFilePages => "nr_file_pages", Both;
+    NrDirty => "nr_dirty", Both;
+    NrWriteback => "nr_writeback", Both;
+    NrSlabReclaimable => "nr_slab_reclaimable", Both;
+    NrSlabUnreclaimable => "nr_slab_unreclaimable", Both;
+    NrPageTablePages => "nr_page_table_pages", Both;
+    NrKernelStack => "nr_kernel_stack", Both;
+    NrUnstable => "nr_unstable", Old;
+    NrBounce => "nr_bounce", Both;
+    NrVmscanWrite => "nr_vmscan_write", Both;
+    NrVmscanImmediateReclaim => "nr_vmscan_immediate_reclaim", Both;
+    NrWritebackTemp => "nr_writeback_temp", Both;
+    NrIsolatedAnon => "nr_isolated_anon", Both;
+    NrIsolatedFile => "nr_isolated_file", Both;
+    NrShmem => "nr_shmem", Both;
+    NrDirtied => "nr_dirtied", Both;
+    NrWritten => "nr_written", Both;
+    NrAnonTransparentHugepages => "nr_anon_transparent_hugepages", Both;
+    NrFreeCma => "nr_free_cma", New;
+    NrDirtyThreshold => "nr_dirty_threshold", Both;
+    NrDirtyBackgroundThreshold => "nr_dirty_background_threshold", Both;
+    NumaHit => "numa_hit", Both;
+    NumaMiss => "numa_miss", Both;
+    NumaForeign => "numa_foreign", Both;
+    NumaInterleave => "numa_interleave", Both;
+    NumaLocal => "numa_local", Both;
+    NumaOther => "numa_other", Both;
+    Pgpgin => "pgpgin", Both;
+    Pgpgout => "pgpgout", Both;
+    Pswpin => "pswpin", Both;
+    Pswpout => "pswpout", Both;
+    PgallocDma => "pgalloc_dma", Both;
+    PgallocDma32 => "pgalloc_dma32", Both;
+    PgallocNormal => "pgalloc_normal", Both;
+    PgallocMovable => "pgalloc_movable", Both;
+    AllocstallDma => "allocstall_dma", New;
+    AllocstallDma32 => "allocstall_dma32", New;
+    AllocstallNormal => "allocstall_normal", New;
+    AllocstallMovable => "allocstall_movable", New;
+    Pgfree => "pgfree", Both;
+    Pgactivate => "pgactivate", Both;
+    Pgdeactivate => "pgdeactivate", Both;
+    Pgfault => "pgfault", Both;
+    Pgmajfault => "pgmajfault", Both;
+    PgrefillDma => "pgrefill_dma", Old;
+    PgrefillDma32 => "pgrefill_dma32", Old;
+    PgrefillNormal => "pgrefill_normal", Old;
+    PgrefillMovable => "pgrefill_movable", Old;
+    Pgrefill => "pgrefill", New;
+    PgstealDma => "pgsteal_dma", Old;
+    PgstealDma32 => "pgsteal_dma32", Old;
+    PgstealNormal => "pgsteal_normal", Old;
+    PgstealMovable => "pgsteal_movable", Old;
+    PgstealKswapd => "pgsteal_kswapd", New;
+    PgstealDirect => "pgsteal_direct", New;
+    PgscanKswapdDma => "pgscan_kswapd_dma", Old;
+    PgscanKswapdDma32 => "pgscan_kswapd_dma32", Old;
+    PgscanKswapdNormal => "pgscan_kswapd_normal", Old;
+    PgscanKswapdMovable => "pgscan_kswapd_movable", Old;
+    PgscanDirectDma => "pgscan_direct_dma", Old;
+    PgscanDirectDma32 => "pgscan_direct_dma32", Old;
+    PgscanDirectNormal => "pgscan_direct_normal", Old;
+    PgscanDirectMovable => "pgscan_direct_movable", Old;
+    PgscanKswapd => "pgscan_kswapd", New;
+    PgscanDirect => "pgscan_direct", New;
+    PgscanDirectThrottle => "pgscan_direct_throttle", New;
+    PgscanAnon => "pgscan_anon", New;
+    PgscanFile => "pgscan_file", New;
+    PgstealAnon => "pgsteal_anon", New;
+    PgstealFile => "pgsteal_file", New;
+    ZoneReclaimFailed => "zone_reclaim_failed", Both;
+    Pginodesteal => "pginodesteal", Both;
+    SlabsScanned => "slabs_scanned", Both;
+    KswapdSteal => "kswapd_steal", Old;
+    KswapdInodesteal => "kswapd_inodesteal", Both;
+    KswapdLowWmarkHitQuickly => "kswapd_low_wmark_hit_quickly", Both;
+    KswapdHighWmarkHitQuickly => "kswapd_high_wmark_hit_quickly", Both;
+    KswapdSkipCongestionWait => "kswapd_skip_congestion_wait", Old;
+    Pageoutrun => "pageoutrun", Both;
+    Allocstall => "allocstall", Old;
+    Pgrotated => "pgrotated", Both;
+    CompactBlocksMoved => "compact_blocks_moved", Old;
+    CompactPagesMoved => "compact_pages_moved", Old;
+    CompactPagemigrateFailed => "compact_pagemigrate_failed", Old;
+    PgmigrateSuccess => "pgmigrate_success", New;
+    PgmigrateFail => "pgmigrate_fail", New;
+    CompactMigrateScanned => "compact_migrate_scanned", New;
+    CompactFreeScanned => "compact_free_scanned", New;
+    CompactIsolated => "compact_isolated", New;
+    CompactStall => "compact_stall", Both;
+    CompactFail => "compact_fail", Both;
+    CompactSuccess => "compact_success", Both;
+    CompactDaemonWake => "compact_daemon_wake", New;
+    CompactDaemonMigrateScanned => "compact_daemon_migrate_scanned", New;
+    CompactDaemonFreeScanned => "compact_daemon_free_scanned", New;
+    ThpFaultAlloc => "thp_fault_alloc", Both;
+    ThpFaultFallback => "thp_fault_fallback", Both;
+    ThpCollapseAlloc => "thp_collapse_alloc", Both;
+    ThpCollapseAllocFailed => "thp_collapse_alloc_failed", Both;
+    ThpSplit => "thp_split", Old;
+    ThpSplitPage => "thp_split_page", New;
+}
+
+impl VmStat {
+    /// Whether `era` prints this item.
+    pub fn in_era(self, era: Era) -> bool {
+        match (self.era(), era) {
+            (In::Both, _) | (In::Old, Era::Linux3) | (In::New, Era::Linux6) => true,
+            _ => false,
+        }
+    }
+
+    /// The per-zone-type item following `first` (pgalloc_dma → pgalloc_<zone>).
+    #[inline(always)]
+    pub fn for_zone(first: VmStat, zt: ZoneType) -> VmStat {
+        VmStat::ALL[first as usize + zt as usize]
+    }
+
+    /// Looks an item up by its /proc/vmstat name.
+    pub fn from_name(name: &str) -> Option<VmStat> {
+        VmStat::ALL.iter().copied().find(|v| v.name() == name)
+    }
+}
+
+/// Event counters (the vm_event_states sum over CPUs) plus accumulated state deltas.
+#[derive(Clone, Debug)]
+pub struct VmEvents {
+    pub v: [u64; NR_VMSTAT_ITEMS],
+}
+
+impl Default for VmEvents {
+    fn default() -> Self {
+        VmEvents { v: [0; NR_VMSTAT_ITEMS] }
+    }
+}
+
+impl VmEvents {
+    /// count_vm_events.
+    #[inline(always)]
+    pub fn count(&mut self, item: VmStat, n: u64) {
+        self.v[item as usize] += n;
+    }
+
+    #[inline(always)]
+    pub fn get(&self, item: VmStat) -> u64 {
+        self.v[item as usize]
+    }
+}
+
+impl Mm {
+    /// A full /proc/vmstat snapshot: events as counted, state items read from the structures.
+    pub fn vmstat_snapshot(&self) -> [i64; NR_VMSTAT_ITEMS] {
+        let mut out = [0i64; NR_VMSTAT_ITEMS];
+        for (i, v) in self.events.v.iter().enumerate() {
+            out[i] = *v as i64;
+        }
+        out[VmStat::NrFreePages as usize] = self.zones.iter().map(|z| z.nr_free_pages).sum();
+        out[VmStat::NrAnonPages as usize] = self.nr_anon_pages_node.iter().sum::<u64>() as i64;
+        out
+    }
+
+    /// /proc/vmstat text for this era.
+    pub fn proc_vmstat(&self) -> String {
+        let snap = self.vmstat_snapshot();
+        let mut s = String::new();
+        for item in VmStat::ALL {
+            if item.in_era(self.era) {
+                let _ = writeln!(s, "{} {}", item.name(), snap[item as usize]);
+            }
+        }
+        s
+    }
+
+    /// /proc/buddyinfo: one line per populated zone with nr_free per order.
+    pub fn proc_buddyinfo(&self) -> String {
+        let mut s = String::new();
+        for z in self.zones.iter().filter(|z| z.populated()) {
+            let _ = write!(s, "Node {}, zone {:>8} ", z.node, z.zone_type.name());
+            for o in 0..NR_PAGE_ORDERS {
+                let _ = write!(s, "{:6} ", z.free_area[o].nr_free);
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    /// The migratetypes /proc/pagetypeinfo lists for this era, in its column order.
+    fn pagetypeinfo_types(&self) -> Vec<(&'static str, Option<MigrateType>)> {
+        match self.era {
+            Era::Linux3 => vec![
+                ("Unmovable", Some(MigrateType::Unmovable)),
+                ("Reclaimable", Some(MigrateType::Reclaimable)),
+                ("Movable", Some(MigrateType::Movable)),
+                ("Reserve", Some(MigrateType::Reserve)),
+                ("Isolate", Some(MigrateType::Isolate)),
+            ],
+            Era::Linux6 => vec![
+                ("Unmovable", Some(MigrateType::Unmovable)),
+                ("Movable", Some(MigrateType::Movable)),
+                ("Reclaimable", Some(MigrateType::Reclaimable)),
+                ("HighAtomic", Some(MigrateType::HighAtomic)),
+                ("CMA", None),
+                ("Isolate", Some(MigrateType::Isolate)),
+            ],
+        }
+    }
+
+    /// /proc/pagetypeinfo: free blocks per zone, type and order, then pageblocks per type.
+    pub fn proc_pagetypeinfo(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "Page block order: {}", PAGEBLOCK_ORDER);
+        let _ = writeln!(s, "Pages per block:  {}", PAGEBLOCK_NR_PAGES);
+        s.push('\n');
+        let _ = write!(s, "{:<43}", "Free pages count per migrate type at order");
+        for o in 0..NR_PAGE_ORDERS {
+            let _ = write!(s, "{:6} ", o);
+        }
+        s.push('\n');
+        let types = self.pagetypeinfo_types();
+        for z in self.zones.iter().filter(|z| z.populated()) {
+            for (name, mt) in &types {
+                let _ = write!(s, "Node {:4}, zone {:>8}, type {:>12} ", z.node, z.zone_type.name(), name);
+                for o in 0..NR_PAGE_ORDERS {
+                    let n = mt.map_or(0, |mt| z.free_area[o].free_list[mt as usize].len as u64);
+                    if self.era == Era::Linux6 && n >= 100000 {
+                        let _ = write!(s, ">{:6} ", 100000);
+                    } else {
+                        let _ = write!(s, "{:6} ", n);
+                    }
+                }
+                s.push('\n');
+            }
+        }
+        s.push('\n');
+        let _ = write!(s, "{:<23}", "Number of blocks type ");
+        for (name, _) in &types {
+            let _ = write!(s, "{:>12} ", name);
+        }
+        s.push('\n');
+        for z in self.zones.iter().filter(|z| z.populated()) {
+            let mut counts = [0u64; MIGRATE_TYPES];
+            let start = z.zone_start_pfn as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+            let mut pfn = start;
+            while pfn < z.zone_end_pfn() as u64 {
+                if self.pfn_valid(pfn as u32) || self.block_has_present(pfn as u32) {
+                    counts[self.get_pageblock_migratetype(pfn as u32) as usize] += 1;
+                }
+                pfn += PAGEBLOCK_NR_PAGES;
+            }
+            let _ = write!(s, "Node {}, zone {:>8} ", z.node, z.zone_type.name());
+            for (_, mt) in &types {
+                let _ = write!(s, "{:12} ", mt.map_or(0, |mt| counts[mt as usize]));
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    /// /proc/zoneinfo in this era's layout (the fields this model has; others print 0).
+    pub fn proc_zoneinfo(&self) -> String {
+        let mut s = String::new();
+        for z in self.zones.iter() {
+            let _ = writeln!(s, "Node {}, zone {:>8}", z.node, z.zone_type.name());
+            if self.era == Era::Linux6 && z.zone_type == ZoneType::Dma && z.node < self.nodes.len() {
+                let _ = writeln!(s, "  per-node stats");
+                let anon: u64 = self.nr_anon_pages_node.get(z.node).copied().unwrap_or(0);
+                let _ = writeln!(s, "      nr_anon_pages {}", anon);
+            }
+            let _ = writeln!(s, "  pages free     {}", z.nr_free_pages);
+            if self.era == Era::Linux6 {
+                let _ = writeln!(s, "        boost    {}", z.watermark_boost);
+            }
+            let _ = writeln!(s, "        min      {}", z.wmark_pages(WMARK_MIN));
+            let _ = writeln!(s, "        low      {}", z.wmark_pages(WMARK_LOW));
+            let _ = writeln!(s, "        high     {}", z.wmark_pages(WMARK_HIGH));
+            if self.era == Era::Linux3 {
+                let _ = writeln!(s, "        scanned  0");
+            } else {
+                let _ = writeln!(s, "        promo    {}", z.wmark_pages(WMARK_PROMO));
+            }
+            let _ = writeln!(s, "        spanned  {}", z.spanned_pages);
+            let _ = writeln!(s, "        present  {}", z.present_pages);
+            if self.era == Era::Linux6 {
+                let _ = writeln!(s, "        managed  {}", z.managed_pages);
+                let _ = writeln!(s, "        cma      0");
+            }
+            let prot: Vec<String> = z.lowmem_reserve.iter().map(|v| v.to_string()).collect();
+            if self.era == Era::Linux3 {
+                let _ = writeln!(s, "    nr_free_pages {}", z.nr_free_pages);
+            }
+            let _ = writeln!(s, "        protection: ({})", prot.join(", "));
+            if self.era == Era::Linux6 {
+                let _ = writeln!(s, "      nr_free_pages {}", z.nr_free_pages);
+            }
+            if !z.populated() {
+                continue;
+            }
+            let _ = writeln!(s, "  pagesets");
+            for (cpu, p) in z.pcp.iter().enumerate() {
+                let _ = writeln!(s, "    cpu: {}", cpu);
+                let _ = writeln!(s, "              count: {}", p.count);
+                let _ = writeln!(s, "              high:  {}", p.high);
+                let _ = writeln!(s, "              batch: {}", p.batch);
+            }
+            if self.era == Era::Linux3 {
+                let _ = writeln!(s, "  all_unreclaimable: 0");
+                let _ = writeln!(s, "  start_pfn:         {}", z.zone_start_pfn);
+                let _ = writeln!(s, "  inactive_ratio:    {}", inactive_ratio(z.present_pages));
+            } else {
+                let _ = writeln!(s, "  node_unreclaimable:  0");
+                let _ = writeln!(s, "  start_pfn:           {}", z.zone_start_pfn);
+            }
+        }
+        s
+    }
+}
+
+/// 3.x zone->inactive_ratio for anon: int_sqrt(10 × GB), at least 1 (calculate_zone_inactive_ratio).
+pub fn inactive_ratio(pages: u64) -> u64 {
+    let gb = (pages * super::PAGE_SIZE) >> 30;
+    if gb == 0 {
+        1
+    } else {
+        crate::util::int_sqrt(10 * gb).max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_lookup_round_trips() {
+        let mut names: Vec<&str> = VmStat::ALL.iter().map(|v| v.name()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), NR_VMSTAT_ITEMS);
+        assert_eq!(VmStat::from_name("pgalloc_dma32"), Some(VmStat::PgallocDma32));
+        assert_eq!(VmStat::for_zone(VmStat::PgallocDma, ZoneType::Normal), VmStat::PgallocNormal);
+        assert_eq!(VmStat::for_zone(VmStat::PgscanKswapdDma, ZoneType::Movable), VmStat::PgscanKswapdMovable);
+        assert!(VmStat::KswapdSteal.in_era(Era::Linux3) && !VmStat::KswapdSteal.in_era(Era::Linux6));
+    }
+}

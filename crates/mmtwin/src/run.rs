@@ -1,0 +1,77 @@
+//! One iteration of one kernel: boot the machine, run the workload, collect counters, timelines,
+//! /proc dumps and the benchmark's metrics. A pure function of (RunConfig, iteration).
+
+use crate::config::scenario::RunConfig;
+use crate::mm::vmstat::{VmStat, NR_VMSTAT_ITEMS};
+use crate::mm::Mm;
+use crate::sim::{ProcDump, Sim};
+use crate::workloads::MetricSample;
+
+/// What one iteration produced.
+#[derive(Clone, Debug)]
+pub struct IterationResult {
+    pub iteration: u32,
+    pub seed: u64,
+    pub user_ns: u64,
+    pub system_ns: u64,
+    pub elapsed_ns: u64,
+    /// Counters printed by this era, with their change over the iteration.
+    pub vmstat_delta: Vec<(&'static str, i64)>,
+    /// Sample times and, per sample, the counters named in `timeline_names`.
+    pub timeline_ns: Vec<u64>,
+    pub timeline_names: Vec<&'static str>,
+    pub timeline: Vec<Vec<i64>>,
+    pub metrics: Vec<MetricSample>,
+    pub dumps: Vec<ProcDump>,
+    /// Engine events processed and page allocator events (allocations + frees, in blocks).
+    pub events_processed: u64,
+    pub page_events: u64,
+}
+
+/// Runs iteration `iteration` of `cfg`, calling `progress` with the fraction of the workload's
+/// simulated duration done.
+pub fn run_iteration(cfg: &RunConfig, iteration: u32, progress: &mut dyn FnMut(f64)) -> IterationResult {
+    let seed = cfg.iteration_seed(iteration);
+    let mm = Mm::boot(cfg);
+    let mut sim = Sim::new(mm, seed, cfg.sampling.interval.0);
+    for t in &cfg.sampling.dump_at {
+        sim.schedule_dump(t.0);
+    }
+    let before = sim.mm.vmstat_snapshot();
+    let run = cfg.workload.start(&mut sim);
+    let horizon = workload_duration_ns(cfg).max(1) as f64;
+    sim.run(&mut |t| progress((t as f64 / horizon).min(1.0)));
+    let after = sim.mm.vmstat_snapshot();
+    let era = sim.mm.era;
+    let names: Vec<VmStat> = VmStat::ALL.iter().copied().filter(|v| v.in_era(era)).collect();
+    let vmstat_delta = names.iter().map(|v| (v.name(), after[*v as usize] - before[*v as usize])).collect();
+    let timeline_ns = sim.samples.iter().map(|s| s.0).collect();
+    let timeline = sim.samples.iter().map(|(_, snap)| names.iter().map(|v| snap[*v as usize]).collect()).collect();
+    let page_events = [VmStat::PgallocDma, VmStat::PgallocDma32, VmStat::PgallocNormal, VmStat::PgallocMovable, VmStat::Pgfree]
+        .iter()
+        .map(|v| (after[*v as usize] - before[*v as usize]) as u64)
+        .sum();
+    let _ = NR_VMSTAT_ITEMS;
+    IterationResult {
+        iteration,
+        seed,
+        user_ns: sim.times.user_ns,
+        system_ns: sim.times.system_ns,
+        elapsed_ns: sim.now,
+        vmstat_delta,
+        timeline_ns,
+        timeline_names: names.iter().map(|v| v.name()).collect(),
+        timeline,
+        metrics: run.metrics(&sim),
+        dumps: std::mem::take(&mut sim.dumps),
+        events_processed: sim.events_processed,
+        page_events,
+    }
+}
+
+/// The nominal simulated duration of the workload (for progress).
+pub fn workload_duration_ns(cfg: &RunConfig) -> u64 {
+    match &cfg.workload {
+        crate::workloads::WorkloadSpec::AnonChurn(s) => s.duration.0,
+    }
+}

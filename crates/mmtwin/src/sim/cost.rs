@@ -1,0 +1,60 @@
+//! The cost table: simulated CPU time of each modelled operation, in nanoseconds.
+//!
+//! Elapsed times and throughputs come out of the model by charging these costs for the work the
+//! model actually does (list operations, lock round trips, page clearing, …). Defaults are order
+//! of magnitude figures for a 2011–2020 x86_64 server core; a scenario may override any of them
+//! under `[costs]`, and calibration against a real kernel (the oracle) will set them later.
+
+use serde::{Deserialize, Serialize};
+
+/// Simulated CPU cost of each operation, in ns. All fields have documented defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CostTable {
+    /// Taking a page from a per-cpu list (rmqueue_pcplist / buffered_rmqueue hot path).
+    pub pcp_alloc_ns: u64,
+    /// Putting a page on a per-cpu list (free_unref_page / free_hot_cold_page).
+    pub pcp_free_ns: u64,
+    /// Taking and releasing zone->lock once (rmqueue_bulk, free_pcppages_bulk, rmqueue_buddy).
+    pub zone_lock_ns: u64,
+    /// One free-list insertion or removal while splitting or merging buddies.
+    pub buddy_list_op_ns: u64,
+    /// One watermark check of one zone in the zonelist walk.
+    pub watermark_check_ns: u64,
+    /// Moving one free page block between migratetype lists (move_freepages).
+    pub move_freepages_block_ns: u64,
+    /// Entering the allocator slow path (flag setup, kswapd wakeups).
+    pub slowpath_entry_ns: u64,
+    /// A page fault trap and PTE update, excluding the allocation and the clearing.
+    pub page_fault_ns: u64,
+    /// Clearing one 4 KiB page (clear_page) on the local node.
+    pub clear_page_ns: u64,
+    /// Unmapping one page at munmap/exit (zap_pte_range per page).
+    pub unmap_page_ns: u64,
+    /// The user program touching one 4 KiB page that is already mapped (local node).
+    pub touch_page_ns: u64,
+    /// Waking a sleeping task (try_to_wake_up).
+    pub wakeup_ns: u64,
+    /// One kswapd balance_pgdat pass that finds nothing to do.
+    pub kswapd_pass_ns: u64,
+}
+
+impl Default for CostTable {
+    fn default() -> Self {
+        CostTable {
+            pcp_alloc_ns: 40,
+            pcp_free_ns: 35,
+            zone_lock_ns: 60,
+            buddy_list_op_ns: 12,
+            watermark_check_ns: 8,
+            move_freepages_block_ns: 15,
+            slowpath_entry_ns: 300,
+            page_fault_ns: 700,
+            clear_page_ns: 350,
+            unmap_page_ns: 60,
+            touch_page_ns: 150,
+            wakeup_ns: 1500,
+            kswapd_pass_ns: 2000,
+        }
+    }
+}

@@ -1,0 +1,27 @@
+//! Watermarks are consistent with the zone: min ≤ low ≤ high ≤ managed pages, and the pcp
+//! limits are sane (batch ≥ 1, high_min ≤ high_max).
+
+use crate::mm::mmzone::{WMARK_HIGH, WMARK_LOW, WMARK_MIN};
+use crate::mm::Mm;
+
+pub fn check(mm: &Mm) -> Result<(), String> {
+    for z in mm.zones.iter().filter(|z| z.populated()) {
+        let w = &z.watermark;
+        let name = format!("node {} zone {}", z.node, z.zone_type.name());
+        if !(w[WMARK_MIN] <= w[WMARK_LOW] && w[WMARK_LOW] <= w[WMARK_HIGH]) {
+            return Err(format!("{name}: watermarks out of order: min {} low {} high {}", w[WMARK_MIN], w[WMARK_LOW], w[WMARK_HIGH]));
+        }
+        if w[WMARK_HIGH] > z.managed_pages {
+            return Err(format!("{name}: high watermark {} above managed pages {}", w[WMARK_HIGH], z.managed_pages));
+        }
+        if z.managed_pages > z.present_pages || z.present_pages > z.spanned_pages {
+            return Err(format!("{name}: managed {} ≤ present {} ≤ spanned {} does not hold", z.managed_pages, z.present_pages, z.spanned_pages));
+        }
+        for (cpu, p) in z.pcp.iter().enumerate() {
+            if p.batch == 0 || p.high_min > p.high_max {
+                return Err(format!("{name} cpu {cpu}: pcp batch {} high_min {} high_max {}", p.batch, p.high_min, p.high_max));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,436 @@
+//! `anon-churn`: tasks fault in, touch and free anonymous regions.
+//!
+//! Each task keeps about `footprint × memory / tasks` mapped. While below that, it picks a region
+//! class (by weight), faults the region in as blocks of the class's order (a failed order > 0
+//! allocation falls back to base pages, as a THP fault does), touches every page, and keeps the
+//! region for an exponentially distributed lifetime. Expired regions are unmapped and freed.
+//! Long-lived unmovable classes next to short-lived movable ones fragment memory on purpose.
+
+use std::cell::RefCell;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
+
+use super::{MetricSample, Preferred, WorkloadRun};
+use crate::config::machine::MachineLayout;
+use crate::config::size::{Bytes, Duration};
+use crate::config::ConfigError;
+use crate::mm::gfp::Gfp;
+use crate::mm::vmstat::VmStat;
+use crate::mm::{Mm, Pfn, MAX_PAGE_ORDER, PAGE_SIZE};
+use crate::sim::queue::SimTime;
+use crate::sim::{After, Sim, Step, Task, TaskCx};
+
+/// The mobility of a region's pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mobility {
+    /// User memory (GFP_HIGHUSER_MOVABLE).
+    Movable,
+    /// Kernel memory that cannot move (GFP_KERNEL).
+    Unmovable,
+    /// Kernel memory a shrinker can free (GFP_KERNEL | __GFP_RECLAIMABLE).
+    Reclaimable,
+}
+
+impl Mobility {
+    fn gfp(self) -> Gfp {
+        match self {
+            Mobility::Movable => Gfp::GFP_HIGHUSER_MOVABLE,
+            Mobility::Unmovable => Gfp::GFP_KERNEL,
+            Mobility::Reclaimable => Gfp::GFP_KERNEL.with(Gfp::RECLAIMABLE),
+        }
+    }
+}
+
+/// One kind of region the tasks map.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegionClass {
+    /// Names the report rows (fault-NAME, order-NAME).
+    pub name: String,
+    /// Region size; a whole number of blocks of `order`.
+    pub size: Bytes,
+    /// Allocation order of each block (0 = base pages, 9 = a THP).
+    #[serde(default)]
+    pub order: usize,
+    /// Mean lifetime (exponentially distributed).
+    pub lifetime: Duration,
+    /// Relative frequency.
+    #[serde(default = "one")]
+    pub weight: u32,
+    #[serde(default = "movable")]
+    pub mobility: Mobility,
+}
+
+fn one() -> u32 {
+    1
+}
+fn movable() -> Mobility {
+    Mobility::Movable
+}
+
+/// The `anon-churn` workload definition.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnonChurnSpec {
+    /// Number of tasks (default: one per CPU).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<usize>,
+    /// CPUs the tasks are bound to, round robin (default: all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<Vec<usize>>,
+    /// Simulated time of one iteration.
+    #[serde(default = "default_duration")]
+    pub duration: Duration,
+    /// Share of the machine's memory all tasks together keep mapped.
+    #[serde(default = "default_footprint")]
+    pub footprint: f64,
+    #[serde(default = "default_classes")]
+    pub classes: Vec<RegionClass>,
+}
+
+fn default_duration() -> Duration {
+    Duration(2_000_000_000)
+}
+fn default_footprint() -> f64 {
+    0.6
+}
+
+/// The default mix: short-lived small movable regions, THP-sized movable regions, and
+/// long-lived unmovable and reclaimable kernel objects scattered among them.
+pub fn default_classes() -> Vec<RegionClass> {
+    let c = |name: &str, size: u64, order: usize, life_ms: u64, weight: u32, mobility: Mobility| RegionClass {
+        name: name.into(),
+        size: Bytes(size),
+        order,
+        lifetime: Duration(life_ms * 1_000_000),
+        weight,
+        mobility,
+    };
+    vec![
+        c("small", 64 << 10, 0, 40, 60, Mobility::Movable),
+        c("huge", 2 << 20, 9, 300, 8, Mobility::Movable),
+        c("kernel", 16 << 10, 2, 2000, 12, Mobility::Unmovable),
+        c("slab", 8 << 10, 1, 800, 20, Mobility::Reclaimable),
+    ]
+}
+
+impl AnonChurnSpec {
+    pub fn validate(&self, layout: &MachineLayout) -> Result<(), ConfigError> {
+        let err = |k: &str, m: String| ConfigError::new(format!("workload.{k}"), m);
+        if let Some(t) = self.tasks {
+            if t == 0 {
+                return Err(err("tasks", "needs at least one task".into()));
+            }
+        }
+        if let Some(cpus) = &self.cpus {
+            if cpus.is_empty() {
+                return Err(err("cpus", "lists no CPUs".into()));
+            }
+            if let Some(&c) = cpus.iter().find(|&&c| c >= layout.nr_cpus) {
+                return Err(err("cpus", format!("CPU {c} does not exist; the machine has CPUs 0..{}", layout.nr_cpus - 1)));
+            }
+        }
+        if self.duration.0 == 0 {
+            return Err(err("duration", "must be longer than 0".into()));
+        }
+        if !(self.footprint > 0.0 && self.footprint <= 0.95) {
+            return Err(err("footprint", format!("{} is outside (0, 0.95]: the share of memory kept mapped", self.footprint)));
+        }
+        if self.classes.is_empty() {
+            return Err(err("classes", "needs at least one region class".into()));
+        }
+        for (i, c) in self.classes.iter().enumerate() {
+            let k = format!("classes[{i}]");
+            if c.name.is_empty() || self.classes[..i].iter().any(|o| o.name == c.name) {
+                return Err(err(&format!("{k}.name"), format!("class names must be non-empty and unique ({:?})", c.name)));
+            }
+            if c.order > MAX_PAGE_ORDER {
+                return Err(err(&format!("{k}.order"), format!("order {} is above MAX_PAGE_ORDER ({MAX_PAGE_ORDER})", c.order)));
+            }
+            let block = PAGE_SIZE << c.order;
+            if c.size.0 == 0 || c.size.0 % block != 0 {
+                return Err(err(&format!("{k}.size"), format!("{} bytes is not a whole number of order-{} blocks ({block} bytes)", c.size.0, c.order)));
+            }
+            if c.weight == 0 {
+                return Err(err(&format!("{k}.weight"), "must be at least 1".into()));
+            }
+            if c.lifetime.0 == 0 {
+                return Err(err(&format!("{k}.lifetime"), "must be longer than 0".into()));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn resolved(&self, layout: &MachineLayout) -> AnonChurnSpec {
+        let mut s = self.clone();
+        let cpus = s.cpus.clone().unwrap_or_else(|| (0..layout.nr_cpus).collect());
+        s.tasks = Some(s.tasks.unwrap_or(cpus.len()));
+        s.cpus = Some(cpus);
+        s
+    }
+}
+
+/// Per-class results of one iteration.
+#[derive(Clone, Debug, Default)]
+struct ClassStats {
+    blocks: u64,
+    latency_ns: u64,
+    /// Order > 0 blocks that got the requested order.
+    requested_ok: u64,
+    /// Order > 0 blocks that fell back to base pages.
+    fallbacks: u64,
+    /// Pages that could not be allocated at all.
+    failed_pages: u64,
+    bytes: u64,
+}
+
+#[derive(Debug, Default)]
+struct Stats {
+    classes: Vec<ClassStats>,
+}
+
+/// A mapped region: its blocks (pfn, order).
+struct Region {
+    blocks: Vec<(Pfn, u8)>,
+}
+
+struct AnonChurnTask {
+    name: String,
+    spec: Rc<AnonChurnSpec>,
+    stats: Rc<RefCell<Stats>>,
+    /// Cumulative weights for picking a class.
+    cumulative: Vec<u64>,
+    regions: Vec<Option<Region>>,
+    free_slots: Vec<usize>,
+    expiry: BinaryHeap<Reverse<(SimTime, usize)>>,
+    resident_pages: u64,
+    target_pages: u64,
+    end: SimTime,
+    owner: u32,
+}
+
+impl AnonChurnTask {
+    /// Unmaps and frees a region; returns the system time it took.
+    fn free_region(&mut self, mm: &mut Mm, cpu: usize, slot: usize) -> u64 {
+        let r = self.regions[slot].take().expect("live region");
+        self.free_slots.push(slot);
+        let mut ns = 0;
+        for &(pfn, order) in &r.blocks {
+            let n = 1u64 << order;
+            ns += mm.costs.unmap_page_ns * n;
+            let nid = mm.pages[pfn as usize].nid as usize;
+            mm.nr_anon_pages_node[nid] -= n;
+            mm.pages[pfn as usize].mapping = 0;
+            mm.free_pages(pfn, order as usize, cpu);
+            self.resident_pages -= n;
+        }
+        ns
+    }
+
+    /// Faults in one region of `class`; returns (user ns, system ns).
+    fn fault_region(&mut self, cx: &mut TaskCx, class: usize) -> (u64, u64) {
+        let c = &self.spec.classes[class];
+        let order = c.order;
+        let gfp = if order > 0 { c.mobility.gfp().with(Gfp::COMP).with(Gfp::NOWARN) } else { c.mobility.gfp() };
+        let base_gfp = c.mobility.gfp();
+        let nblocks = c.size.0 / (PAGE_SIZE << order);
+        let lifetime = c.lifetime.0;
+        let cpu_node = cx.mm.cpu_to_node[cx.cpu];
+        let mut blocks = Vec::with_capacity(nblocks as usize);
+        let (mut user, mut system) = (0u64, 0u64);
+        let mut st = self.stats.borrow_mut();
+        let cs = &mut st.classes[class];
+        system += cx.mm.take_cost();
+        'blocks: for _ in 0..nblocks {
+            let mut got: Vec<(Pfn, u8)> = Vec::new();
+            let mut latency = 0u64;
+            match cx.mm.alloc_pages(gfp, order, cx.cpu) {
+                Some(pfn) => {
+                    got.push((pfn, order as u8));
+                    if order > 0 {
+                        cs.requested_ok += 1;
+                    }
+                }
+                None if order > 0 => {
+                    // Fall back to base pages, as a THP fault falls back to small pages.
+                    cs.fallbacks += 1;
+                    for _ in 0..1u64 << order {
+                        match cx.mm.alloc_pages(base_gfp, 0, cx.cpu) {
+                            Some(pfn) => got.push((pfn, 0)),
+                            None => {
+                                cs.failed_pages += 1;
+                            }
+                        }
+                    }
+                }
+                None => cs.failed_pages += 1,
+            }
+            latency += cx.mm.take_cost();
+            for &(pfn, o) in &got {
+                let n = 1u64 << o;
+                let nid = cx.mm.pages[pfn as usize].nid as usize;
+                // Clearing remote memory costs the NUMA distance ratio.
+                let clear = cx.mm.costs.clear_page_ns * n * remote_factor_x10(cx.mm, cpu_node, nid) / 10;
+                latency += cx.mm.costs.page_fault_ns + clear;
+                cx.mm.events.count(VmStat::Pgfault, 1);
+                cx.mm.nr_anon_pages_node[nid] += n;
+                cx.mm.pages[pfn as usize].mapping = self.owner;
+                user += cx.mm.costs.touch_page_ns * n;
+                self.resident_pages += n;
+                cs.bytes += n * PAGE_SIZE;
+            }
+            cs.blocks += 1;
+            cs.latency_ns += latency;
+            system += latency;
+            blocks.extend(got);
+            if cs.failed_pages > 0 && blocks.is_empty() {
+                break 'blocks;
+            }
+        }
+        drop(st);
+        if !blocks.is_empty() {
+            let region = Region { blocks };
+            let slot = match self.free_slots.pop() {
+                Some(s) => {
+                    self.regions[s] = Some(region);
+                    s
+                }
+                None => {
+                    self.regions.push(Some(region));
+                    self.regions.len() - 1
+                }
+            };
+            let until = cx.now + cx.rng.exp(lifetime);
+            self.expiry.push(Reverse((until, slot)));
+        }
+        (user, system)
+    }
+}
+
+/// distance(cpu node, page node) × 10 / LOCAL_DISTANCE: the cost factor of touching the page.
+fn remote_factor_x10(mm: &Mm, cpu_node: usize, page_node: usize) -> u64 {
+    if cpu_node == page_node {
+        10
+    } else {
+        mm.node_distance(cpu_node, page_node) as u64
+    }
+}
+
+impl Task for AnonChurnTask {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn step(&mut self, cx: &mut TaskCx) -> Step {
+        if cx.now >= self.end {
+            let mut sys = 0;
+            for slot in 0..self.regions.len() {
+                if self.regions[slot].is_some() {
+                    sys += self.free_region(cx.mm, cx.cpu, slot);
+                }
+            }
+            self.expiry.clear();
+            return Step { user_ns: 0, system_ns: sys, after: After::Exit };
+        }
+        if let Some(&Reverse((t, slot))) = self.expiry.peek() {
+            if t <= cx.now {
+                self.expiry.pop();
+                let sys = self.free_region(cx.mm, cx.cpu, slot);
+                return Step { user_ns: 0, system_ns: sys, after: After::Continue };
+            }
+        }
+        if self.resident_pages < self.target_pages {
+            let total = *self.cumulative.last().unwrap();
+            let pick = cx.rng.below(total);
+            let class = self.cumulative.iter().position(|&c| pick < c).unwrap();
+            let failed_before = self.stats.borrow().classes[class].failed_pages;
+            let (user, system) = self.fault_region(cx, class);
+            let failed = self.stats.borrow().classes[class].failed_pages > failed_before;
+            // Out of memory: wait for something to expire rather than spin.
+            let after = if failed { After::Sleep(self.next_wakeup(cx.now)) } else { After::Continue };
+            return Step { user_ns: user, system_ns: system, after };
+        }
+        Step { user_ns: 0, system_ns: 0, after: After::Sleep(self.next_wakeup(cx.now)) }
+    }
+}
+
+impl AnonChurnTask {
+    fn next_wakeup(&self, now: SimTime) -> SimTime {
+        let next = self.expiry.peek().map_or(self.end, |Reverse((t, _))| (*t).min(self.end));
+        next.saturating_sub(now).max(1000)
+    }
+}
+
+/// The anon-churn run: its tasks' shared statistics.
+pub struct AnonChurnRun {
+    spec: Rc<AnonChurnSpec>,
+    stats: Rc<RefCell<Stats>>,
+}
+
+/// Spawns the tasks of `spec` on `sim`.
+pub fn start(spec: &AnonChurnSpec, sim: &mut Sim) -> AnonChurnRun {
+    let spec = Rc::new(spec.clone());
+    let stats = Rc::new(RefCell::new(Stats { classes: vec![ClassStats::default(); spec.classes.len()] }));
+    let cpus = spec.cpus.clone().unwrap_or_else(|| (0..sim.nr_cpus()).collect());
+    let ntasks = spec.tasks.unwrap_or(cpus.len());
+    let managed: u64 = sim.mm.zones.iter().map(|z| z.managed_pages).sum();
+    let target = (managed as f64 * spec.footprint / ntasks as f64) as u64;
+    let mut cum = 0;
+    let cumulative: Vec<u64> = spec.classes.iter().map(|c| {
+        cum += u64::from(c.weight);
+        cum
+    }).collect();
+    for t in 0..ntasks {
+        let task = AnonChurnTask {
+            name: format!("anonchurn-{t}"),
+            spec: spec.clone(),
+            stats: stats.clone(),
+            cumulative: cumulative.clone(),
+            regions: Vec::new(),
+            free_slots: Vec::new(),
+            expiry: BinaryHeap::new(),
+            resident_pages: 0,
+            target_pages: target,
+            end: sim.now + spec.duration.0,
+            owner: t as u32 + 1,
+        };
+        sim.spawn(Box::new(task), cpus[t % cpus.len()]);
+    }
+    AnonChurnRun { spec, stats }
+}
+
+impl WorkloadRun for AnonChurnRun {
+    fn metrics(&self, sim: &Sim) -> Vec<MetricSample> {
+        let st = self.stats.borrow();
+        let mut out = Vec::new();
+        let m = |table: &str, preferred, unit: &str, op: String, value| MetricSample {
+            table: table.into(),
+            preferred,
+            unit: unit.into(),
+            op,
+            value,
+        };
+        for (c, cs) in self.spec.classes.iter().zip(&st.classes) {
+            if cs.blocks > 0 {
+                let us = cs.latency_ns as f64 / cs.blocks as f64 / 1000.0;
+                out.push(m("anonchurn Fault Latencies", Preferred::Lower, "us", format!("fault-{}", c.name), us));
+            }
+        }
+        for (c, cs) in self.spec.classes.iter().zip(&st.classes) {
+            if c.order > 0 && cs.blocks > 0 {
+                let pct = cs.requested_ok as f64 * 100.0 / cs.blocks as f64;
+                out.push(m("anonchurn Percentage Requested Order", Preferred::Higher, "%", format!("order-{}", c.name), pct));
+            }
+        }
+        let bytes: u64 = st.classes.iter().map(|c| c.bytes).sum();
+        let secs = sim.now as f64 / 1e9;
+        if secs > 0.0 {
+            out.push(m("anonchurn Throughput", Preferred::Higher, "MB/s", "faulted".into(), bytes as f64 / (1 << 20) as f64 / secs));
+        }
+        out
+    }
+}

@@ -1,0 +1,54 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use mmtwin::config::scenario::{RunConfig, Scenario};
+use mmtwin::mm::mmzone::{MigrateType, ZoneType, MAX_NR_ZONES};
+use mmtwin::mm::{Mm, Pfn, NR_PAGE_ORDERS};
+
+/// A scenario text for a machine of `nodes` nodes with `mem` each and one kernel of `profile`.
+pub fn scenario(profile: &str, nodes: usize, cpus: usize, mem: &str, extra_kernel: &str, workload: &str) -> String {
+    let mut s = String::from("[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [");
+    for i in 0..nodes {
+        s += &format!("{{ id = {i}, cpus = {cpus}, memory = \"{mem}\" }},");
+    }
+    s += "]\nboot_reserved = \"1M\"\n";
+    s += &format!("[[kernel]]\nname = \"k\"\nprofile = \"{profile}\"\n{extra_kernel}\n");
+    s += &format!("[workload]\ntype = \"anon-churn\"\n{workload}\n");
+    s
+}
+
+pub fn config(profile: &str, nodes: usize, cpus: usize, mem: &str, extra_kernel: &str) -> RunConfig {
+    let text = scenario(profile, nodes, cpus, mem, extra_kernel, "");
+    Scenario::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}")).resolve().remove(0)
+}
+
+pub fn boot(profile: &str, nodes: usize, cpus: usize, mem: &str, extra_kernel: &str) -> Mm {
+    Mm::boot(&config(profile, nodes, cpus, mem, extra_kernel))
+}
+
+/// The zone id of (node, zone type).
+pub fn zid(node: usize, zt: ZoneType) -> usize {
+    node * MAX_NR_ZONES + zt as usize
+}
+
+/// Takes every free block out of a zone (largest first, so no block is split) and returns them.
+pub fn drain_zone(mm: &mut Mm, zid: usize) -> Vec<(Pfn, usize)> {
+    mm.drain_all_pages();
+    let mut out = Vec::new();
+    for order in (0..NR_PAGE_ORDERS).rev() {
+        for mt in MigrateType::ALL {
+            while mm.zones[zid].free_area[order].free_list[mt as usize].head != mmtwin::mm::NIL {
+                let pfn = mm.__rmqueue_smallest(zid, order, mt).unwrap();
+                mm.pages[pfn as usize].order = order as u8;
+                out.push((pfn, order));
+            }
+        }
+    }
+    assert_eq!(mm.zones[zid].nr_free_pages, 0);
+    out
+}
+
+/// Number of free blocks of `order` and type `mt` in a zone.
+pub fn nr_free(mm: &Mm, zid: usize, order: usize, mt: MigrateType) -> u32 {
+    mm.zones[zid].free_area[order].free_list[mt as usize].len
+}

@@ -1,0 +1,377 @@
+//! Mechanism tests: one kernel behaviour each, probed directly on the allocator.
+
+mod common;
+
+use common::*;
+use mmtwin::mm::gfp::*;
+use mmtwin::mm::mmzone::*;
+use mmtwin::mm::policy::NumaZonelistOrder;
+use mmtwin::mm::vmstat::VmStat;
+use mmtwin::mm::{MAX_PAGE_ORDER, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER};
+use mmtwin::testing::checkers::check_all;
+
+/// A zone holding exactly one free block of order 10 (the rest allocated).
+fn one_block_zone(profile: &str) -> (mmtwin::mm::Mm, usize, u32) {
+    let mut mm = boot(profile, 1, 2, "64M", "sysctl = { min_free_kbytes = 128 }");
+    let z = zid(0, ZoneType::Dma32);
+    let blocks = drain_zone(&mut mm, z);
+    let (pfn, order) = *blocks.iter().find(|b| b.1 == MAX_PAGE_ORDER).unwrap();
+    mm.__free_one_page(z, pfn, order, MigrateType::Movable);
+    (mm, z, pfn)
+}
+
+#[test]
+fn split_leaves_one_free_block_per_order_and_returns_the_lowest_piece() {
+    for profile in ["linux-3.0", "linux-6.x"] {
+        let (mut mm, z, block) = one_block_zone(profile);
+        let pfn = mm.__rmqueue_smallest(z, 0, MigrateType::Movable).unwrap();
+        assert_eq!(pfn, block, "{profile}: expand keeps the lowest piece");
+        for o in 0..MAX_PAGE_ORDER {
+            assert_eq!(mm.zones[z].free_area[o].nr_free, 1, "{profile}: order {o}");
+            // The upper half of each split is the free block of that order.
+            assert_eq!(mm.zones[z].free_area[o].free_list[MigrateType::Movable as usize].head, block + (1 << o));
+        }
+        assert_eq!(mm.zones[z].free_area[MAX_PAGE_ORDER].nr_free, 0);
+        assert_eq!(mm.zones[z].nr_free_pages, 1023);
+    }
+}
+
+#[test]
+fn freeing_merges_buddies_back_into_the_largest_block() {
+    for profile in ["linux-3.0", "linux-6.x"] {
+        let (mut mm, z, block) = one_block_zone(profile);
+        let a = mm.__rmqueue_smallest(z, 0, MigrateType::Movable).unwrap();
+        let b = mm.__rmqueue_smallest(z, 0, MigrateType::Movable).unwrap();
+        assert_eq!(b, block + 1, "the order-0 buddy is handed out next");
+        mm.__free_one_page(z, a, 0, MigrateType::Movable);
+        assert_eq!(mm.zones[z].free_area[0].nr_free, 1, "a's buddy b is in use: no merge yet");
+        mm.__free_one_page(z, b, 0, MigrateType::Movable);
+        assert_eq!(mm.zones[z].free_area[MAX_PAGE_ORDER].nr_free, 1, "{profile}: everything merged");
+        for o in 0..MAX_PAGE_ORDER {
+            assert_eq!(mm.zones[z].free_area[o].nr_free, 0);
+        }
+    }
+}
+
+fn tail_placement(heuristic: bool) -> (u32, u32, u32) {
+    let extra = format!("sysctl = {{ min_free_kbytes = 128 }}\npolicy = {{ merge_tail_heuristic = {heuristic} }}");
+    let mut mm = boot("linux-6.x", 1, 1, "64M", &extra);
+    let z = zid(0, ZoneType::Dma32);
+    let blocks = drain_zone(&mut mm, z);
+    let big: Vec<u32> = blocks.iter().filter(|b| b.1 == MAX_PAGE_ORDER).map(|b| b.0).collect();
+    mm.__free_one_page(z, big[0], MAX_PAGE_ORDER, MigrateType::Movable);
+    let _a = mm.__rmqueue_smallest(z, 0, MigrateType::Movable).unwrap();
+    let b = mm.__rmqueue_smallest(z, 0, MigrateType::Movable).unwrap();
+    // An unrelated lone order-0 page goes on the list first.
+    let x = big[1];
+    mm.__free_one_page(z, x, 0, MigrateType::Movable);
+    // b's buddy (a) is in use, but b's order-1 parent has a free buddy: merging is likely.
+    mm.__free_one_page(z, b, 0, MigrateType::Movable);
+    let list = &mm.zones[z].free_area[0].free_list[MigrateType::Movable as usize];
+    (b, list.head, list.tail)
+}
+
+#[test]
+fn merge_heuristic_puts_a_block_at_the_tail_when_its_next_buddy_is_free() {
+    let (b, _head, tail) = tail_placement(true);
+    assert_eq!(tail, b, "likely to merge: tail");
+    let (b, head, _tail) = tail_placement(false);
+    assert_eq!(head, b, "without the heuristic a free goes to the head");
+}
+
+#[test]
+fn fallback_3x_steals_the_whole_pageblock_for_a_large_block() {
+    let (mut mm, z, block) = one_block_zone("linux-3.0");
+    let pfn = mm.alloc_pages(Gfp::GFP_KERNEL, 0, 0).expect("allocation");
+    assert!(pfn >= block && pfn < block + 1024);
+    assert_eq!(mm.get_pageblock_migratetype(block), MigrateType::Unmovable);
+    assert_eq!(mm.get_pageblock_migratetype(block + PAGEBLOCK_NR_PAGES as u32), MigrateType::Unmovable);
+    for o in 0..=MAX_PAGE_ORDER {
+        assert_eq!(nr_free(&mm, z, o, MigrateType::Movable), 0, "order {o}: nothing left on movable lists");
+    }
+    check_all(&mm).unwrap();
+}
+
+#[test]
+fn fallback_3x_small_blocks_are_taken_without_relabelling() {
+    let mut mm = boot("linux-3.0", 1, 1, "64M", "sysctl = { min_free_kbytes = 128 }");
+    let z = zid(0, ZoneType::Dma32);
+    let blocks = drain_zone(&mut mm, z);
+    // Sixteen order-2 movable blocks that cannot merge; an unmovable order-0 request takes from
+    // them (order 2 < pageblock_order/2) but leaves the pageblock movable.
+    let p = blocks.iter().copied().find(|&(_, o)| o == MAX_PAGE_ORDER).unwrap().0;
+    for i in 0..16 {
+        mm.__free_one_page(z, p + 8 * i, 2, MigrateType::Movable);
+    }
+    let got = mm.alloc_pages(Gfp::GFP_KERNEL, 0, 0).unwrap();
+    assert!(got >= p && got < p + 128 && (got - p) % 8 < 4, "from one of the small blocks: {got}");
+    assert_eq!(mm.get_pageblock_migratetype(p), MigrateType::Movable);
+}
+
+#[test]
+fn fallback_6x_movable_request_takes_the_smallest_block_it_cannot_claim() {
+    let mut mm = boot("linux-6.x", 1, 1, "64M", "sysctl = { min_free_kbytes = 128 }");
+    let z = zid(0, ZoneType::Dma32);
+    let blocks = drain_zone(&mut mm, z);
+    let big: Vec<u32> = blocks.iter().filter(|b| b.1 == MAX_PAGE_ORDER).map(|b| b.0).collect();
+    // Two unmovable pageblocks with an order-3 and an order-2 free block.
+    let (b1, b2) = (big[0], big[1]);
+    mm.set_pageblock_migratetype(b1, MigrateType::Unmovable);
+    mm.set_pageblock_migratetype(b2, MigrateType::Unmovable);
+    mm.__free_one_page(z, b1, 3, MigrateType::Unmovable);
+    mm.__free_one_page(z, b2, 2, MigrateType::Unmovable);
+    // Order 3 cannot be claimed by a movable request (3 < pageblock_order/2): find_smallest.
+    let got = mm.__rmqueue(z, 0, MigrateType::Movable, 0).unwrap();
+    assert!(got >= b2 && got < b2 + 4, "smallest suitable block (order 2) used, got {got}");
+    assert_eq!(mm.get_pageblock_migratetype(b2), MigrateType::Unmovable, "not claimed");
+    assert!(mm.zones[z].watermark_boost > 0 || mm.zones[z].managed_pages / PAGEBLOCK_NR_PAGES < 4);
+}
+
+#[test]
+fn fallback_6x_unmovable_request_claims_a_mostly_free_block_and_boosts() {
+    let mut mm = boot("linux-6.x", 1, 1, "64M", "sysctl = { min_free_kbytes = 128 }");
+    let z = zid(0, ZoneType::Dma32);
+    let blocks = drain_zone(&mut mm, z);
+    let p = blocks.iter().find(|b| b.1 == MAX_PAGE_ORDER).unwrap().0;
+    // Free one whole pageblock (order 9) as movable: an unmovable request claims it.
+    mm.__free_one_page(z, p, PAGEBLOCK_ORDER, MigrateType::Movable);
+    let got = mm.__rmqueue(z, 0, MigrateType::Unmovable, ALLOC_KSWAPD).unwrap();
+    assert_eq!(got, p);
+    assert_eq!(mm.get_pageblock_migratetype(p), MigrateType::Unmovable);
+    assert_eq!(nr_free(&mm, z, 8, MigrateType::Unmovable), 1);
+}
+
+#[test]
+fn fallback_6x_partial_claim_boosts_the_watermark() {
+    let mut mm = boot("linux-6.x", 1, 1, "64M", "sysctl = { min_free_kbytes = 128 }");
+    let z = zid(0, ZoneType::Dma32);
+    let blocks = drain_zone(&mut mm, z);
+    let p = blocks.iter().find(|b| b.1 == MAX_PAGE_ORDER).unwrap().0;
+    // The rest of the pageblock is in use by movable pages.
+    for q in p + 64..p + 1024 {
+        let pg = &mut mm.pages[q as usize];
+        pg.set_state(mmtwin::mm::PageState::Allocated);
+        pg.order = 0;
+        pg.flags |= mmtwin::mm::page_alloc::PG_MOVABLE_ALLOC;
+    }
+    mm.__free_one_page(z, p, 6, MigrateType::Movable);
+    assert_eq!(mm.zones[z].watermark_boost, 0);
+    let got = mm.__rmqueue(z, 0, MigrateType::Unmovable, ALLOC_KSWAPD).unwrap();
+    assert!(got >= p && got < p + 64);
+    // 64 free of 512: not enough to claim; the block keeps its label, the zone is boosted.
+    assert_eq!(mm.get_pageblock_migratetype(p), MigrateType::Movable);
+    assert_eq!(mm.zones[z].watermark_boost, PAGEBLOCK_NR_PAGES);
+    assert!(mm.zones[z].flags & ZONE_BOOSTED_WATERMARK != 0);
+}
+
+#[test]
+fn watermark_refuses_at_the_mark_and_reserves_lower_it() {
+    let mm3 = boot("linux-3.0", 1, 1, "64M", "");
+    let mm6 = boot("linux-6.x", 1, 1, "64M", "");
+    let z = zid(0, ZoneType::Dma32);
+    let hi = ZoneType::Dma32 as usize;
+    // 3.1: free − (1 + 1) must exceed the mark.
+    assert!(!mm3.__zone_watermark_ok(z, 0, 100, hi, 0, 102));
+    assert!(mm3.__zone_watermark_ok(z, 0, 100, hi, 0, 103));
+    // __GFP_HIGH halves the mark; atomic (HARDER) takes a further quarter.
+    assert!(mm3.__zone_watermark_ok(z, 0, 100, hi, ALLOC_HIGH, 53));
+    assert!(!mm3.__zone_watermark_ok(z, 0, 100, hi, ALLOC_HIGH, 52));
+    // 100 − 50 − 12 = 38: free − 2 must exceed 38.
+    assert!(mm3.__zone_watermark_ok(z, 0, 100, hi, ALLOC_HIGH | ALLOC_HARDER, 41));
+    assert!(!mm3.__zone_watermark_ok(z, 0, 100, hi, ALLOC_HIGH | ALLOC_HARDER, 40));
+    // 6.x: free − 0 must exceed the mark for order 0.
+    assert!(!mm6.__zone_watermark_ok(z, 0, 100, hi, 0, 100));
+    assert!(mm6.__zone_watermark_ok(z, 0, 100, hi, 0, 101));
+}
+
+#[test]
+fn order_above_zero_needs_big_enough_free_blocks() {
+    for profile in ["linux-3.0", "linux-6.x"] {
+        let mut mm = boot(profile, 1, 1, "64M", "");
+        let z = zid(0, ZoneType::Dma32);
+        let blocks = drain_zone(&mut mm, z);
+        // 2048 free order-0 pages only.
+        let mut n = 0;
+        'out: for &(p, o) in &blocks {
+            for i in 0..(1u32 << o) {
+                if (p + i) % 2 == 0 {
+                    mm.__free_one_page(z, p + i, 0, MigrateType::Movable);
+                    n += 1;
+                    if n == 2048 {
+                        break 'out;
+                    }
+                }
+            }
+        }
+        assert!(mm.zone_watermark_ok(z, 0, 100, 1, 0), "{profile}: order 0 fine");
+        assert!(!mm.zone_watermark_ok(z, 1, 100, 1, 0), "{profile}: no order-1 block anywhere");
+        let (p, _) = blocks.iter().copied().find(|&(p, o)| o >= 2 && p % 2 == 0).unwrap();
+        let _ = p;
+    }
+}
+
+#[test]
+fn lowmem_reserve_keeps_normal_allocations_out_of_dma() {
+    // 6G: DMA, DMA32 to 4G, Normal 2G; no ZONE_MOVABLE.
+    for profile in ["linux-3.0", "linux-6.x"] {
+        let mm = boot(profile, 1, 1, "6G", "");
+        let dma = zid(0, ZoneType::Dma);
+        let count = |z: usize| match profile {
+            "linux-3.0" => mm.zones[z].present_pages,
+            _ => mm.zones[z].managed_pages,
+        };
+        let upper = count(zid(0, ZoneType::Dma32)) + count(zid(0, ZoneType::Normal));
+        let normal = ZoneType::Normal as usize;
+        assert_eq!(mm.zones[dma].lowmem_reserve[normal], upper / 256, "{profile}: DMA protects itself by (DMA32+Normal)/256");
+        let min = mm.zones[dma].min_wmark_pages();
+        assert!(!mm.zone_watermark_ok(dma, 0, min, normal, 0), "{profile}: GFP_KERNEL refused in DMA");
+        assert!(mm.zone_watermark_ok(dma, 0, min, ZoneType::Dma as usize, 0), "{profile}: GFP_DMA allowed");
+        let movable = ZoneType::Movable as usize;
+        match profile {
+            // 3.x: an empty Movable zone still carries the cumulative reserve.
+            "linux-3.0" => assert_eq!(mm.zones[dma].lowmem_reserve[movable], upper / 256),
+            // 6.12 setup_per_zone_lowmem_reserve clears the entry of an empty upper zone, so a
+            // __GFP_MOVABLE|__GFP_HIGHMEM request (highest_zoneidx = MOVABLE) sees no reserve.
+            _ => assert_eq!(mm.zones[dma].lowmem_reserve[movable], 0),
+        }
+    }
+}
+
+#[test]
+fn min_free_kbytes_is_four_root_lowmem_and_watermarks_follow_each_era() {
+    // 1 GiB of lowmem gives 4096 kB; our machine has a little less after boot reservations.
+    let mm3 = boot("linux-3.0", 1, 1, "1G", "");
+    let mm6 = boot("linux-6.x", 1, 1, "1G", "");
+    assert!(mm3.min_free_kbytes > 4000 && mm3.min_free_kbytes <= 4096, "{}", mm3.min_free_kbytes);
+    let z = zid(0, ZoneType::Dma32);
+    let w3 = mm3.zones[z].watermark;
+    assert_eq!(w3[WMARK_LOW] - w3[WMARK_MIN], w3[WMARK_MIN] / 4);
+    assert_eq!(w3[WMARK_HIGH] - w3[WMARK_MIN], w3[WMARK_MIN] / 2);
+    let w6 = mm6.zones[z].watermark;
+    let gap = (w6[WMARK_MIN] / 4).max(mm6.zones[z].managed_pages * 10 / 10000);
+    assert_eq!(w6[WMARK_LOW], w6[WMARK_MIN] + gap);
+    assert_eq!(w6[WMARK_HIGH], w6[WMARK_MIN] + 2 * gap);
+    // A 6.x scale factor of 100 widens the gaps to 1% of the zone.
+    let mm = boot("linux-6.x", 1, 1, "1G", "sysctl = { watermark_scale_factor = 100 }");
+    let w = mm.zones[z].watermark;
+    assert_eq!(w[WMARK_LOW] - w[WMARK_MIN], mm.zones[z].managed_pages / 100);
+}
+
+#[test]
+fn pcp_refill_is_in_pfn_order_and_hot_pages_come_from_the_head() {
+    let (mut mm, _z, block) = one_block_zone("linux-3.0");
+    let a = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
+    let b = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
+    assert_eq!((a, b), (block, block + 1));
+    // A hot free goes to the head and is the next page handed out (LIFO).
+    mm.free_pages(a, 0, 0);
+    assert_eq!(mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap(), a);
+}
+
+fn cold_sequence(cold_refill: &str) -> Vec<u32> {
+    let extra = format!("sysctl = {{ min_free_kbytes = 128 }}\npolicy = {{ cold_refill = \"{cold_refill}\" }}");
+    let mut mm = boot("linux-3.0", 1, 2, "64M", &extra);
+    let z = zid(0, ZoneType::Dma32);
+    let blocks = drain_zone(&mut mm, z);
+    let (p, o) = *blocks.iter().find(|b| b.1 == MAX_PAGE_ORDER).unwrap();
+    mm.__free_one_page(z, p, o, MigrateType::Movable);
+    let gfp = Gfp::GFP_HIGHUSER_MOVABLE.with(Gfp::COLD);
+    (0..4).map(|_| mm.alloc_pages(gfp, 0, 0).unwrap() - p).collect()
+}
+
+#[test]
+fn cold_allocations_get_ascending_pfns_after_e084b2d95e48_and_descending_before() {
+    // A 64M zone has batch 3: each refill hands out three pages.
+    assert_eq!(cold_sequence("pfn-order"), vec![0, 1, 2, 3]);
+    assert_eq!(cold_sequence("reverse-pfn"), vec![2, 1, 0, 5], "each refill comes out descending");
+    assert_eq!(cold_sequence("no-cold-hint"), vec![0, 1, 2, 3]);
+}
+
+#[test]
+fn pcp_drains_a_batch_from_the_tail_when_over_high() {
+    let mut mm = boot("linux-3.0", 1, 1, "64M", "sysctl = { min_free_kbytes = 128 }");
+    let z = zid(0, ZoneType::Dma32);
+    let (high, batch) = (mm.zones[z].pcp[0].high, mm.zones[z].pcp[0].batch);
+    assert_eq!((high, batch), (6 * batch, 3), "a 64M zone: batch 3, high 18");
+    let pages: Vec<u32> = (0..high + 5).map(|_| mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap()).collect();
+    mm.drain_all_pages();
+    let free_before = mm.zones[z].nr_free_pages;
+    for (i, &p) in pages.iter().enumerate().take(high as usize - 1) {
+        mm.free_pages(p, 0, 0);
+        assert_eq!(mm.zones[z].pcp[0].count, i as u32 + 1);
+    }
+    let tail = mm.zones[z].pcp[0].lists[MigrateType::Movable as usize].tail;
+    assert_eq!(tail, pages[0], "the first freed (coldest) page is at the tail");
+    mm.free_pages(pages[high as usize - 1], 0, 0);
+    assert_eq!(mm.zones[z].pcp[0].count, high - batch, "reaching high drains one batch");
+    assert_eq!(mm.zones[z].nr_free_pages, free_before + batch as i64);
+    assert_ne!(mm.pages[pages[0] as usize].state(), mmtwin::mm::PageState::Pcp, "the tail went first");
+    check_all(&mm).unwrap();
+}
+
+#[test]
+fn pcp_6x_batch_and_high_come_from_the_zone_and_the_low_watermark() {
+    let mm = boot("linux-6.x", 1, 4, "8G", "");
+    let z = zid(0, ZoneType::Normal);
+    let p = &mm.zones[z].pcp[0];
+    assert_eq!(p.batch, 63, "large zones: batch 63");
+    assert_eq!(p.high_min, (mm.zones[z].low_wmark_pages() as u32 / 4).max(63 * 4));
+    assert!(p.high_max >= p.high_min);
+    let mm3 = boot("linux-3.0", 1, 4, "8G", "");
+    assert_eq!((mm3.zones[z].pcp[0].batch, mm3.zones[z].pcp[0].high), (31, 186));
+}
+
+#[test]
+fn zonelists_follow_node_or_zone_order() {
+    let node = boot("linux-3.0", 2, 1, "6G", "sysctl = { numa_zonelist_order = \"node\" }");
+    let zone = boot("linux-3.0", 2, 1, "6G", "sysctl = { numa_zonelist_order = \"zone\" }");
+    let n = |nid, zt| zid(nid, zt);
+    use ZoneType::*;
+    // Node 0 has DMA, DMA32 (to 4G) and Normal; node 1 only Normal.
+    assert_eq!(node.nodes[0].zonelist, vec![n(0, Normal), n(0, Dma32), n(0, Dma), n(1, Normal)]);
+    assert_eq!(zone.nodes[0].zonelist, vec![n(0, Normal), n(1, Normal), n(0, Dma32), n(0, Dma)]);
+    assert_eq!(zone.nodes[1].zonelist, vec![n(1, Normal), n(0, Normal), n(0, Dma32), n(0, Dma)]);
+    let modern = boot("linux-6.x", 2, 1, "6G", "");
+    assert_eq!(modern.nodes[1].zonelist, vec![n(1, Normal), n(0, Normal), n(0, Dma32), n(0, Dma)]);
+    let _ = NumaZonelistOrder::Default;
+}
+
+#[test]
+fn boot_3x_turns_zone_reclaim_on_for_distant_nodes() {
+    let far = config("linux-3.0", 2, 1, "1G", "");
+    let mut far = far;
+    far.machine.distance = vec![vec![10, 21], vec![21, 10]];
+    assert_eq!(mmtwin::mm::Mm::boot(&far).sysctl.zone_reclaim_mode, Some(1));
+    let near = boot("linux-3.0", 2, 1, "1G", "");
+    assert_eq!(near.sysctl.zone_reclaim_mode, Some(0));
+    let modern = config("linux-6.x", 2, 1, "1G", "");
+    let mut modern = modern;
+    modern.machine.distance = vec![vec![10, 40], vec![40, 10]];
+    assert_eq!(mmtwin::mm::Mm::boot(&modern).sysctl.zone_reclaim_mode, Some(0));
+}
+
+#[test]
+fn migrate_reserve_3x_labels_up_to_two_blocks_per_zone() {
+    let mm = boot("linux-3.0", 1, 1, "1G", "");
+    let z = &mm.zones[zid(0, ZoneType::Dma32)];
+    let mut reserve = 0;
+    let mut pfn = z.zone_start_pfn;
+    while pfn < z.zone_end_pfn() {
+        if mm.get_pageblock_migratetype(pfn) == MigrateType::Reserve {
+            reserve += 1;
+        }
+        pfn += PAGEBLOCK_NR_PAGES as u32;
+    }
+    assert_eq!(reserve, 2);
+    assert!(mm.zones[zid(0, ZoneType::Dma32)].free_area[MAX_PAGE_ORDER].free_list[MigrateType::Reserve as usize].len >= 1);
+}
+
+#[test]
+fn allocations_count_pgalloc_per_zone_and_pgfree() {
+    let mut mm = boot("linux-6.x", 1, 1, "64M", "");
+    let p = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 3, 0).unwrap();
+    assert_eq!(mm.events.get(VmStat::PgallocDma32), 8);
+    mm.free_pages(p, 3, 0);
+    assert_eq!(mm.events.get(VmStat::Pgfree), 8);
+    check_all(&mm).unwrap();
+}

@@ -1,0 +1,29 @@
+"""Type stub for the Rust core (crates/mmtwin-py)."""
+
+from typing import Any, Callable, Optional
+
+__version__: str
+
+class ScenarioError(ValueError):
+    """A scenario is invalid. ``args`` is ``(key, message)``; key is a dotted path or ''."""
+
+def resolve_scenario(text: str, iterations: Optional[int] = None) -> dict[str, Any]:
+    """Parse and validate scenario text.
+
+    Returns ``{"name", "iterations", "benchmark", "twin_bytes", "kernels": [{"name", "profile",
+    "toml", "sha256"}]}`` with one resolved configuration per kernel, in scenario order.
+    """
+
+def run_iteration(
+    resolved_toml: str, iteration: int, progress: Optional[Callable[[float], None]] = None
+) -> dict[str, Any]:
+    """Run one iteration of one resolved kernel configuration (a pure function of its inputs).
+
+    Returns ``{"iteration", "seed", "user_ns", "system_ns", "elapsed_ns", "events_processed",
+    "page_events", "vmstat": [(name, delta)], "timeline": {"time_ns", "names", "rows"},
+    "metrics": [{"table", "preferred", "unit", "op", "value"}], "dumps": [{"time_ns",
+    "buddyinfo", "pagetypeinfo", "zoneinfo", "vmstat"}]}``.
+    """
+
+def boot_dump(resolved_toml: str) -> dict[str, str]:
+    """The /proc buddyinfo, pagetypeinfo, zoneinfo and vmstat text right after boot."""

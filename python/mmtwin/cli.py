@@ -1,0 +1,250 @@
+"""The `mmtwin` command line: run scenarios, compare results, describe machines.
+
+Bad input (scenario files, results folders, host files, arguments) ends with one message naming
+what is wrong and what is valid, and exit status 2; no traceback, nothing half-written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, NoReturn, Optional
+
+EXIT_BAD_INPUT = 2
+
+
+class UserError(Exception):
+    """A problem with what the user gave us; printed as one line, exit status 2."""
+
+
+def fail(msg: str) -> NoReturn:
+    raise UserError(msg)
+
+
+def read_text(path: str, what: str) -> str:
+    p = Path(path)
+    if not p.exists():
+        fail(f"{path}: no such {what}")
+    if p.is_dir():
+        fail(f"{path}: is a directory, expected a {what}")
+    try:
+        return p.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        fail(f"{path}: cannot read {what}: {e}")
+
+
+def resolve(path: str, iterations: Optional[int] = None) -> tuple[str, dict[str, Any]]:
+    """Reads and resolves a scenario file, turning a ScenarioError into a UserError."""
+    from mmtwin import _core
+
+    text = read_text(path, "scenario file")
+    try:
+        return text, _core.resolve_scenario(text, iterations)
+    except _core.ScenarioError as e:
+        key, msg = e.args if len(e.args) == 2 else ("", str(e))
+        fail(f"{path}: {key + ': ' if key else ''}{msg}")
+
+
+def mem_available_bytes() -> Optional[int]:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def check_fits(path: str, resolved: dict[str, Any], jobs: int) -> None:
+    """Refuses a twin whose page frames would not fit in this machine's available memory."""
+    need = resolved["twin_bytes"] * jobs
+    avail = mem_available_bytes()
+    if avail is not None and need > avail * 0.8:
+        fail(
+            f"{path}: machine: the twin needs {need / 2**30:.1f} GiB for its page frames "
+            f"({jobs} run(s) at once) but this host has {avail / 2**30:.1f} GiB available; "
+            "use a smaller [machine] or --jobs 1"
+        )
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from mmtwin import _core
+    from mmtwin.results import write_results
+
+    if args.iterations is not None and args.iterations < 1:
+        fail(f"--iterations must be at least 1, not {args.iterations}")
+    text, resolved = resolve(args.scenario, args.iterations)
+    out = Path(args.output or Path("results") / resolved["name"])
+    if out.exists() and not args.force:
+        fail(f"{out}: already exists; choose another -o DIR or pass --force to replace it")
+    jobs = max(1, args.jobs or os.cpu_count() or 1)
+    check_fits(args.scenario, resolved, jobs)
+    iterations = resolved["iterations"]
+    kernels = resolved["kernels"]
+    work = [(k, i) for k in kernels for i in range(iterations)]
+    runs: dict[str, list[dict[str, Any]]] = {k["name"]: [None] * iterations for k in kernels}  # type: ignore[list-item]
+    started = time.monotonic()
+    progress = make_progress(args.quiet)
+    with progress:
+        tasks = {(k["name"], i): progress.add_task(f"{k['name']} #{i}", total=1.0) for k, i in work}
+
+        def one(item: tuple[dict[str, Any], int]) -> None:
+            k, i = item
+            tid = tasks[(k["name"], i)]
+            r = _core.run_iteration(k["toml"], i, lambda f: progress.update(tid, completed=f))
+            progress.update(tid, completed=1.0)
+            runs[k["name"]][i] = r
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            list(pool.map(one, work))
+    wall = time.monotonic() - started
+    write_results(out, text, resolved, runs, force=args.force)
+    sim_s = sum(r["elapsed_ns"] for rs in runs.values() for r in rs) / 1e9
+    if not args.quiet:
+        print(f"results: {out}  ({sim_s:.1f} simulated s in {wall:.1f} wall s)", file=sys.stderr)
+    return print_comparison([str(out)], args.format, args.json)
+
+
+def make_progress(quiet: bool):  # type: ignore[no-untyped-def]
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.percentage:>5.1f}%"),
+        TimeElapsedColumn(),
+        disable=quiet or not sys.stderr.isatty(),
+        transient=True,
+    )
+
+
+def print_comparison(paths: list[str], fmt: str, as_json: bool) -> int:
+    from mmtwin.report import ReportError
+    from mmtwin.report.compare import build_report, load_runs, render_text, report_to_json
+
+    try:
+        runs = load_runs(paths)
+        report = build_report(runs, fmt=fmt)
+    except ReportError as e:
+        fail(str(e))
+    if as_json:
+        print(json.dumps(report_to_json(report), indent=1))
+    else:
+        print(render_text(report), end="")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    return print_comparison(args.results, args.format, args.json)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    _, resolved = resolve(args.scenario)
+    names = ", ".join(k["name"] for k in resolved["kernels"])
+    print(f"{args.scenario}: ok ({resolved['benchmark']}; kernels {names}; {resolved['iterations']} iteration(s))")
+    return 0
+
+
+def cmd_dump(args: argparse.Namespace) -> int:
+    from mmtwin import _core
+
+    _, resolved = resolve(args.scenario)
+    kernels = {k["name"]: k for k in resolved["kernels"]}
+    name = args.kernel or resolved["kernels"][0]["name"]
+    if name not in kernels:
+        fail(f"--kernel {name!r}: not in {args.scenario}; valid: {', '.join(kernels)}")
+    d = _core.boot_dump(kernels[name]["toml"])
+    for f in args.files:
+        print(d[f], end="")
+    return 0
+
+
+def cmd_machine(args: argparse.Namespace) -> int:
+    from mmtwin.machine_host import HostReadError, machine_from_host, render_machine_toml
+
+    if not args.from_host:
+        fail("machine: say where the machine comes from: --from-host")
+    try:
+        m = machine_from_host(args.proc, args.sys)
+    except HostReadError as e:
+        fail(str(e))
+    text = render_machine_toml(m, now=time.strftime("%Y-%m-%d %H:%M:%S"))
+    if args.output:
+        tmp = Path(args.output).with_suffix(".tmp")
+        tmp.write_text(text)
+        os.replace(tmp, args.output)
+    else:
+        print(text, end="")
+    return 0
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a bad argument is one line and exit status 2 (no usage dump)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UserError(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = Parser(prog="mmtwin", description="A deterministic digital twin of the Linux physical memory manager.")
+    sub = p.add_subparsers(dest="command", parser_class=Parser, metavar="COMMAND")
+    sub.required = True
+
+    r = sub.add_parser("run", help="run a scenario and print the MMTests-style comparison")
+    r.add_argument("scenario", metavar="SCENARIO")
+    r.add_argument("-o", "--output", metavar="DIR", help="results folder (default results/<scenario name>)")
+    r.add_argument("--force", action="store_true", help="replace an existing results folder")
+    r.add_argument("--iterations", type=int, help="override [scenario] iterations")
+    r.add_argument("-j", "--jobs", type=int, help="iterations run at once (default: CPUs)")
+    r.add_argument("--format", choices=["current", "2011"], default="current", help="report layout")
+    r.add_argument("--json", action="store_true", help="print the tables as JSON")
+    r.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    r.set_defaults(func=cmd_run)
+
+    c = sub.add_parser("compare", help="compare results folders as MMTests does")
+    c.add_argument("results", nargs="+", metavar="RESULTS", help="results folders (a run folder expands to its kernels)")
+    c.add_argument("--format", choices=["current", "2011"], default="current", help="report layout")
+    c.add_argument("--json", action="store_true", help="print the tables as JSON")
+    c.set_defaults(func=cmd_compare)
+
+    k = sub.add_parser("check", help="validate a scenario file")
+    k.add_argument("scenario", metavar="SCENARIO")
+    k.set_defaults(func=cmd_check)
+
+    d = sub.add_parser("dump", help="print /proc files of a scenario's machine right after boot")
+    d.add_argument("scenario", metavar="SCENARIO")
+    d.add_argument("--kernel", help="which [[kernel]] (default: the first)")
+    d.add_argument("files", nargs="*", default=["zoneinfo"], choices=["buddyinfo", "pagetypeinfo", "zoneinfo", "vmstat"], metavar="FILE")
+    d.set_defaults(func=cmd_dump)
+
+    m = sub.add_parser("machine", help="write a [machine] section")
+    m.add_argument("--from-host", action="store_true", help="read this host's /proc/zoneinfo and /sys/devices/system/node")
+    m.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    m.add_argument("--proc", default="/proc", help=argparse.SUPPRESS)
+    m.add_argument("--sys", default="/sys", help=argparse.SUPPRESS)
+    m.set_defaults(func=cmd_machine)
+    return p
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return int(args.func(args) or 0)
+    except UserError as e:
+        print(f"mmtwin: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except FileExistsError as e:
+        print(f"mmtwin: {e}: already exists (use --force)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("mmtwin: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+"""Writing a results folder (docs/results-format.md) atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+def summarise(kernel: dict[str, Any], benchmark: str, iterations: list[dict[str, Any]]) -> dict[str, Any]:
+    """The summary.json content of one kernel from its iterations' results."""
+    tables: dict[str, dict[str, Any]] = {}
+    for it in iterations:
+        for m in it["metrics"]:
+            t = tables.setdefault(
+                m["table"], {"title": m["table"], "preferred": m["preferred"], "unit": m["unit"], "ops": {}}
+            )
+            t["ops"].setdefault(m["op"], []).append(m["value"])
+    metrics = [
+        {**{k: v for k, v in t.items() if k != "ops"}, "ops": [{"name": n, "samples": s} for n, s in t["ops"].items()]}
+        for t in tables.values()
+    ]
+    return {
+        "format": 1,
+        "name": kernel["name"],
+        "profile": kernel["profile"],
+        "benchmark": benchmark,
+        "config_sha256": kernel["sha256"],
+        "metrics": metrics,
+        "iterations": [
+            {
+                "iteration": it["iteration"],
+                "seed": it["seed"],
+                "duration": {
+                    "user": it["user_ns"] / 1e9,
+                    "system": it["system_ns"] / 1e9,
+                    "elapsed": it["elapsed_ns"] / 1e9,
+                },
+                "vmstat": dict(it["vmstat"]),
+                "events_processed": it["events_processed"],
+                "page_events": it["page_events"],
+            }
+            for it in iterations
+        ],
+    }
+
+
+def timeline_table(iterations: list[dict[str, Any]]) -> pa.Table:
+    """vmstat timelines of all iterations as one table: iteration, time_ns, one column per counter."""
+    names = iterations[0]["timeline"]["names"] if iterations else []
+    cols: dict[str, list[int]] = {"iteration": [], "time_ns": []}
+    for n in names:
+        cols[n] = []
+    for it in iterations:
+        tl = it["timeline"]
+        for t, row in zip(tl["time_ns"], tl["rows"]):
+            cols["iteration"].append(it["iteration"])
+            cols["time_ns"].append(t)
+            for n, v in zip(names, row):
+                cols[n].append(v)
+    schema = pa.schema([("iteration", pa.int32()), ("time_ns", pa.int64())] + [(n, pa.int64()) for n in names])
+    return pa.table(cols, schema=schema)
+
+
+def write_results(out: Path, scenario_text: str, resolved: dict[str, Any], runs: dict[str, list[dict[str, Any]]], force: bool) -> None:
+    """Writes the whole results folder into a temporary sibling, then renames it into place, so a
+    failure never leaves a half-written folder."""
+    out = Path(out)
+    parent = out.parent if str(out.parent) else Path(".")
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=parent))
+    try:
+        (tmp / "scenario.toml").write_text(scenario_text)
+        (tmp / "kernels.json").write_text(json.dumps([k["name"] for k in resolved["kernels"]]) + "\n")
+        for k in resolved["kernels"]:
+            d = tmp / k["name"]
+            d.mkdir()
+            (d / "config.toml").write_text(k["toml"])
+            (d / "config.sha256").write_text(k["sha256"] + "\n")
+            its = runs[k["name"]]
+            summary = summarise(k, resolved["benchmark"], its)
+            (d / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+            pq.write_table(timeline_table(its), d / "vmstat.parquet")
+            for it in its:
+                for dump in it["dumps"]:
+                    pd = d / "proc" / f"iter-{it['iteration']}" / f"t-{dump['time_ns']}ns"
+                    pd.mkdir(parents=True)
+                    for f in ("buddyinfo", "pagetypeinfo", "zoneinfo", "vmstat"):
+                        (pd / f).write_text(dump[f])
+        if out.exists():
+            if not force:
+                raise FileExistsError(out)
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=parent))
+            os.rename(out, old / "x")
+            os.rename(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
