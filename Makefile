@@ -19,9 +19,9 @@ build: $(STAMP)
 demo: build
 	$(VENV)/bin/mmtwin run scenarios/examples/anon-churn.toml -o results/anon-churn --force
 
+# Debug builds run the invariant checkers after every simulated event.
 test-rust:
-	cargo test -p mmtwin --release --features checkers
-	cargo test -p mmtwin --lib
+	cargo test -p mmtwin
 
 test-python: build
 	$(PY) -m pytest -q

@@ -318,7 +318,8 @@ mod tests {
         s.movablecore = Bytes(2 << 30);
         let l = s.layout().unwrap();
         assert_eq!(l.nodes[1].start_pfn, 1 << 20);
-        assert_eq!(l.nodes[1].zones[ZoneType::Movable as usize], ((8 << 18) - (1 << 18), 8 << 18));
+        // Node 0 ends at 4G and has no Normal memory, so node 1 takes all of movablecore.
+        assert_eq!(l.nodes[1].zones[ZoneType::Movable as usize], (6 << 18, 8 << 18));
         assert_eq!(l.nodes[0].zones[ZoneType::Movable as usize], (0, 0));
     }
 

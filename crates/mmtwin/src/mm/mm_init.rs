@@ -47,9 +47,14 @@ impl Mm {
         let mut pages = vec![Page::HOLE; max_pfn];
         for (nid, n) in layout.nodes.iter().enumerate() {
             for &(s, e) in &n.present {
-                for p in &mut pages[s as usize..e as usize] {
+                for (pfn, p) in pages[s as usize..e as usize].iter_mut().enumerate() {
+                    let pfn = s + pfn as u64;
+                    let zt = ZoneType::ALL.iter().rev().find(|zt| {
+                        let (zs, ze) = n.zones[**zt as usize];
+                        pfn >= zs && pfn < ze
+                    });
                     p.set_state(PageState::Reserved);
-                    p.nid = nid as u8;
+                    p.zone = (nid * MAX_NR_ZONES + *zt.expect("present pfn in no zone") as usize) as u8;
                 }
             }
         }
@@ -94,6 +99,8 @@ impl Mm {
                 cpus: (first_cpu..first_cpu + n.cpus).collect(),
                 zonelist: Vec::new(),
                 zonelist_nofallback: Vec::new(),
+                preferred: [None; MAX_NR_ZONES],
+                preferred_nofallback: [None; MAX_NR_ZONES],
                 kswapd_order: 0,
                 kswapd_highest_zoneidx: 0,
                 kswapd_wait_pending: false,
@@ -213,7 +220,7 @@ impl Mm {
             return false;
         }
         let (s, e) = (z.zone_start_pfn, z.zone_end_pfn());
-        (s..e).all(|p| self.pages[p as usize].state() != PageState::Hole && self.pages[p as usize].nid as usize == z.node)
+        (s..e).all(|p| self.pages[p as usize].state() != PageState::Hole && self.pages[p as usize].zone as usize == zid)
     }
 
     /// 3.x default_zonelist_order: node order when a node lacks Normal memory or DMA/DMA32 is
@@ -308,9 +315,15 @@ impl Mm {
                     }
                 }
             }
-            let nofallback = ZoneType::ALL.iter().rev().filter(|zt| populated(self, local, **zt)).map(|zt| local * MAX_NR_ZONES + *zt as usize).collect();
-            self.nodes[local].zonelist = list;
-            self.nodes[local].zonelist_nofallback = nofallback;
+            let nofallback: Vec<usize> = ZoneType::ALL.iter().rev().filter(|zt| populated(self, local, **zt)).map(|zt| local * MAX_NR_ZONES + *zt as usize).collect();
+            let first = |l: &Vec<usize>, hi: usize| l.iter().copied().find(|&z| self.zones[z].zone_type as usize <= hi);
+            let preferred = std::array::from_fn(|hi| first(&list, hi));
+            let preferred_nofallback = std::array::from_fn(|hi| first(&nofallback, hi));
+            let n = &mut self.nodes[local];
+            n.zonelist = list;
+            n.zonelist_nofallback = nofallback;
+            n.preferred = preferred;
+            n.preferred_nofallback = preferred_nofallback;
         }
         // Mobility grouping is pointless when there are fewer pages than one pageblock per type.
         let vm_total: u64 = self.zones.iter().map(|z| self.page_count(z)).sum();
@@ -405,7 +418,7 @@ impl Mm {
         }
         while pfn < end {
             let block_end = (pfn + PAGEBLOCK_NR_PAGES as Pfn).min(end);
-            let valid = self.pfn_valid(pfn) && self.pages[pfn as usize].nid as usize == node;
+            let valid = self.pfn_valid(pfn) && self.page_to_nid(pfn) == node;
             let has_reserved = (pfn..block_end).any(|p| self.pages[p as usize].state() == PageState::Reserved || self.pages[p as usize].state() == PageState::Hole);
             if valid && !has_reserved {
                 let mt = self.get_pageblock_migratetype(pfn);

@@ -52,8 +52,9 @@ pub struct Page {
     pub state: u8,
     /// `page_private` of a per-cpu page: the migratetype it was listed under (3.x).
     pub private: u8,
-    /// The node the frame belongs to (cached; the kernel keeps it in page->flags).
-    pub nid: u8,
+    /// The zone id the frame belongs to (node × MAX_NR_ZONES + zone type; the kernel keeps
+    /// node and zone in page->flags).
+    pub zone: u8,
 }
 
 const _: () = assert!(core::mem::size_of::<Page>() == 24);
@@ -69,7 +70,7 @@ impl Page {
         order: 0,
         state: PageState::Hole as u8,
         private: 0,
-        nid: 0,
+        zone: 0,
     };
 
     /// The state of this frame.

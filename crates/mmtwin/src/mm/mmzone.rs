@@ -266,6 +266,10 @@ pub struct PglistData {
     pub zonelist: Vec<usize>,
     /// The __GFP_THISNODE zonelist (6.x ZONELIST_NOFALLBACK).
     pub zonelist_nofallback: Vec<usize>,
+    /// The first zone of `zonelist` usable with each highest zone index (first_zones_zonelist),
+    /// and the same for `zonelist_nofallback`; computed when the zonelists are built.
+    pub preferred: [Option<usize>; MAX_NR_ZONES],
+    pub preferred_nofallback: [Option<usize>; MAX_NR_ZONES],
     /// kswapd's request: the highest order asked for since it last ran.
     pub kswapd_order: usize,
     /// kswapd's request: the highest zone index asked for (classzone_idx / highest_zoneidx).

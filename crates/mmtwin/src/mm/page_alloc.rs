@@ -111,15 +111,13 @@ impl Mm {
     /// The zone id of a present frame (page_zone).
     #[inline(always)]
     pub fn page_zone(&self, pfn: Pfn) -> usize {
-        let nid = self.pages[pfn as usize].nid as usize;
-        let first = nid * MAX_NR_ZONES;
-        for zid in (first..first + MAX_NR_ZONES).rev() {
-            let z = &self.zones[zid];
-            if z.spanned_pages != 0 && pfn >= z.zone_start_pfn && pfn < z.zone_end_pfn() {
-                return zid;
-            }
-        }
-        unreachable!("pfn {pfn} is in no zone of node {nid}")
+        self.pages[pfn as usize].zone as usize
+    }
+
+    /// The node of a present frame (page_to_nid).
+    #[inline(always)]
+    pub fn page_to_nid(&self, pfn: Pfn) -> usize {
+        self.pages[pfn as usize].zone as usize / MAX_NR_ZONES
     }
 
     /// The NUMA distance between two nodes (node_distance).
@@ -182,7 +180,7 @@ impl Mm {
             return false;
         }
         let p = &self.pages[buddy as usize];
-        p.state() == PageState::Buddy && p.order as usize == order && p.nid as usize == self.zones[zid].node
+        p.state() == PageState::Buddy && p.order as usize == order && p.zone as usize == zid
     }
 
     /// Frees a block of 2^order pages at `pfn` into zone `zid`'s free lists of type `mt`, merging
@@ -421,10 +419,10 @@ impl Mm {
         let Some((s, e)) = self.pageblock_range_in_zone(zid, pfn) else {
             return MigrateType::from_u8(self.pages[pfn as usize].private);
         };
-        // Count free pages and "alike" in-use pages (movable for a movable request; for an
-        // unmovable/reclaimable request stealing a movable block, the non-movable in-use pages).
+        // Count free pages and movable in-use pages (prep_move_freepages_block: a page counts as
+        // movable when it is on the LRU, i.e. one per movable allocation's head page).
         let mut free = 0u64;
-        let mut alike = 0u64;
+        let mut movable = 0u64;
         let mut p = s;
         while p <= e {
             let pg = &self.pages[p as usize];
@@ -434,27 +432,20 @@ impl Mm {
                     p += 1 << pg.order;
                     continue;
                 }
-                PageState::Pcp => {
-                    p += 1 << pg.order;
-                    continue;
-                }
-                PageState::Allocated => {
-                    let n = 1u64 << pg.order;
-                    let movable = pg.flags & PG_MOVABLE_ALLOC != 0;
-                    if start_mt == MigrateType::Movable {
-                        if movable {
-                            alike += n;
-                        }
-                    } else if old_mt == MigrateType::Movable && !movable {
-                        alike += n;
-                    }
-                    p += n as Pfn;
-                    continue;
-                }
+                PageState::Allocated if pg.flags & PG_MOVABLE_ALLOC != 0 => movable += 1,
                 _ => {}
             }
             p += 1;
         }
+        // "Alike" pages: movable ones for a movable request; for an unmovable or reclaimable
+        // request stealing a movable block, everything that is neither free nor movable.
+        let alike = if start_mt == MigrateType::Movable {
+            movable
+        } else if old_mt == MigrateType::Movable {
+            PAGEBLOCK_NR_PAGES - (free + movable)
+        } else {
+            0
+        };
         if free + alike >= 1 << (PAGEBLOCK_ORDER - 1) || self.page_group_by_mobility_disabled {
             self.move_freepages(zid, s, e, start_mt);
             self.set_pageblock_migratetype(pfn, start_mt);
@@ -1090,24 +1081,21 @@ impl Mm {
                         alloc_flags &= !ALLOC_NOFRAGMENT;
                         continue 'retry;
                     }
-                    let wmark_ok = if alloc_flags & ALLOC_NO_WATERMARKS != 0 {
-                        true
-                    } else {
-                        let mut ok = false;
-                        if self.zones[zid].flags & ZONE_BELOW_HIGH == 0 {
-                            let hw = self.zones[zid].high_wmark_pages();
-                            if self.zone_watermark_fast(zid, order, hw, ac.highest_zoneidx, alloc_flags) {
-                                ok = true;
-                            } else {
-                                self.zones[zid].flags |= ZONE_BELOW_HIGH;
-                            }
+                    // The high-watermark probe tunes the pcp lists (ZONE_BELOW_HIGH).
+                    let mut wmark_ok = false;
+                    if self.zones[zid].flags & ZONE_BELOW_HIGH == 0 {
+                        let hw = self.zones[zid].high_wmark_pages();
+                        if self.zone_watermark_fast(zid, order, hw, ac.highest_zoneidx, alloc_flags) {
+                            wmark_ok = true;
+                        } else {
+                            self.zones[zid].flags |= ZONE_BELOW_HIGH;
                         }
-                        if !ok {
-                            let mark = self.zones[zid].wmark_pages((alloc_flags & ALLOC_WMARK_MASK) as usize);
-                            ok = self.zone_watermark_fast(zid, order, mark, ac.highest_zoneidx, alloc_flags);
-                        }
-                        ok
-                    };
+                    }
+                    if !wmark_ok {
+                        let mark = self.zones[zid].wmark_pages((alloc_flags & ALLOC_WMARK_MASK) as usize);
+                        wmark_ok = self.zone_watermark_fast(zid, order, mark, ac.highest_zoneidx, alloc_flags)
+                            || alloc_flags & ALLOC_NO_WATERMARKS != 0;
+                    }
                     if !wmark_ok {
                         // node_reclaim arrives with the reclaim model.
                         continue;
@@ -1139,16 +1127,16 @@ impl Mm {
         let nid = nid.unwrap_or(self.cpu_to_node[cpu]);
         let highest = gfp.gfp_zone() as usize;
         let mt = if self.page_group_by_mobility_disabled { MigrateType::Unmovable } else { gfp.migratetype() };
-        let mut ac = AllocContext {
+        let thisnode = gfp.has(Gfp::THISNODE);
+        let n = &self.nodes[nid];
+        AllocContext {
             nid,
-            thisnode: gfp.has(Gfp::THISNODE),
+            thisnode,
             highest_zoneidx: highest,
             migratetype: mt,
-            preferred_zone: None,
+            preferred_zone: if thisnode { n.preferred_nofallback[highest] } else { n.preferred[highest] },
             spread_dirty_pages: gfp.has(Gfp::WRITE),
-        };
-        ac.preferred_zone = self.zonelist(&ac).iter().copied().find(|&z| self.zones[z].zone_type as usize <= highest);
-        ac
+        }
     }
 
     /// 6.x alloc_flags_nofragment: ALLOC_KSWAPD from the gfp, and ALLOC_NOFRAGMENT when the

@@ -222,7 +222,7 @@ impl AnonChurnTask {
         for &(pfn, order) in &r.blocks {
             let n = 1u64 << order;
             ns += mm.costs.unmap_page_ns * n;
-            let nid = mm.pages[pfn as usize].nid as usize;
+            let nid = mm.page_to_nid(pfn);
             mm.nr_anon_pages_node[nid] -= n;
             mm.pages[pfn as usize].mapping = 0;
             mm.free_pages(pfn, order as usize, cpu);
@@ -272,7 +272,7 @@ impl AnonChurnTask {
             latency += cx.mm.take_cost();
             for &(pfn, o) in &got {
                 let n = 1u64 << o;
-                let nid = cx.mm.pages[pfn as usize].nid as usize;
+                let nid = cx.mm.page_to_nid(pfn);
                 // Clearing remote memory costs the NUMA distance ratio.
                 let clear = cx.mm.costs.clear_page_ns * n * remote_factor_x10(cx.mm, cpu_node, nid) / 10;
                 latency += cx.mm.costs.page_fault_ns + clear;

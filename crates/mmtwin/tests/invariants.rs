@@ -1,0 +1,136 @@
+//! Invariant tests: random allocation and free sequences, and whole simulated runs, checked by
+//! the checkers after every step; and the checkers themselves catch corruption.
+
+mod common;
+
+use mmtwin::mm::gfp::Gfp;
+use mmtwin::mm::mmzone::{MigrateType, ZoneType};
+use mmtwin::mm::Mm;
+use mmtwin::testing::checkers::check_all;
+use proptest::prelude::*;
+
+#[derive(Clone, Debug)]
+enum Op {
+    Alloc { order: usize, kind: u8, cpu: usize, cold: bool },
+    Free { which: usize },
+    Drain,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (0usize..=10, 0u8..4, 0usize..3, any::<bool>()).prop_map(|(order, kind, cpu, cold)| Op::Alloc { order, kind, cpu, cold }),
+        5 => any::<usize>().prop_map(|which| Op::Free { which }),
+        1 => Just(Op::Drain),
+    ]
+}
+
+fn gfp(kind: u8) -> Gfp {
+    match kind {
+        0 => Gfp::GFP_HIGHUSER_MOVABLE,
+        1 => Gfp::GFP_KERNEL,
+        2 => Gfp::GFP_KERNEL.with(Gfp::RECLAIMABLE),
+        _ => Gfp::GFP_ATOMIC,
+    }
+}
+
+fn run_ops(mm: &mut Mm, ops: &[Op]) -> Result<(), TestCaseError> {
+    let mut live: Vec<(u32, usize, usize)> = Vec::new();
+    for (i, op) in ops.iter().enumerate() {
+        match *op {
+            Op::Alloc { order, kind, cpu, cold } => {
+                let g = if cold { gfp(kind).with(Gfp::COLD) } else { gfp(kind) };
+                if let Some(p) = mm.alloc_pages(g, order, cpu) {
+                    live.push((p, order, cpu));
+                }
+            }
+            Op::Free { which } => {
+                if !live.is_empty() {
+                    let (p, o, cpu) = live.swap_remove(which % live.len());
+                    mm.free_pages(p, o, cpu);
+                }
+            }
+            Op::Drain => mm.drain_all_pages(),
+        }
+        if let Err(e) = check_all(mm) {
+            return Err(TestCaseError::fail(format!("after op {i} {op:?}: {e}")));
+        }
+    }
+    for (p, o, cpu) in live {
+        mm.free_pages(p, o, cpu);
+    }
+    mm.drain_all_pages();
+    check_all(mm).map_err(TestCaseError::fail)?;
+    // Everything merged back: free pages equal managed pages.
+    for z in &mm.zones {
+        prop_assert_eq!(z.nr_free_pages as u64, z.managed_pages, "zone {} {}", z.node, z.zone_type.name());
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_alloc_free_keeps_every_invariant_3x(ops in proptest::collection::vec(op(), 1..300)) {
+        let mut mm = common::boot("linux-3.0", 2, 2, "32M", "sysctl = { min_free_kbytes = 128 }");
+        run_ops(&mut mm, &ops)?;
+    }
+
+    #[test]
+    fn random_alloc_free_keeps_every_invariant_6x(ops in proptest::collection::vec(op(), 1..300)) {
+        let mut mm = common::boot("linux-6.x", 2, 2, "32M", "sysctl = { min_free_kbytes = 128 }");
+        run_ops(&mut mm, &ops)?;
+    }
+}
+
+#[test]
+fn simulated_runs_keep_every_invariant_after_every_event() {
+    // The engine runs the checkers after every event in test builds (Sim::check_invariants).
+    for profile in ["linux-3.0", "linux-6.x"] {
+        let text = common::scenario(profile, 2, 2, "48M", "", "duration = \"150ms\"\nfootprint = 0.9");
+        let cfg = mmtwin::config::scenario::Scenario::parse(&text).unwrap().resolve().remove(0);
+        let r = mmtwin::run::run_iteration(&cfg, 0, &mut |_| {});
+        assert!(r.events_processed > 100);
+    }
+}
+
+#[test]
+fn checkers_catch_a_lost_page_a_bad_count_and_unmerged_buddies() {
+    let base = common::boot("linux-6.x", 1, 1, "32M", "");
+    check_all(&base).unwrap();
+    let z = common::zid(0, ZoneType::Dma32);
+
+    let mut mm = base.clone();
+    mm.zones[z].free_area[3].nr_free += 1;
+    assert!(check_all(&mm).unwrap_err().contains("nr_free[3]"));
+
+    let mut mm = base.clone();
+    mm.zones[z].nr_free_pages -= 1;
+    assert!(check_all(&mm).unwrap_err().contains("NR_FREE_PAGES"));
+
+    // A page marked free that is on no list.
+    let mut mm = base.clone();
+    let p = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
+    mm.pages[p as usize].set_state(mmtwin::mm::PageState::Buddy);
+    assert!(check_all(&mm).is_err());
+
+    // Two free buddies left side by side.
+    let mut mm = base.clone();
+    let blocks = common::drain_zone(&mut mm, z);
+    let (p, _) = blocks.iter().copied().find(|b| b.1 == 10).unwrap();
+    let q = mm.__rmqueue_smallest(z, 0, MigrateType::Movable);
+    assert!(q.is_none());
+    // Put the two order-9 halves on the lists without merging.
+    mm.__free_one_page(z, p, 9, MigrateType::Movable);
+    let mut copy = mm.clone();
+    // Fake a second order-9 free block at the buddy without going through the merge.
+    let zone = &mut copy.zones[z];
+    let pages = &mut copy.pages;
+    pages[(p + 512) as usize].set_state(mmtwin::mm::PageState::Buddy);
+    pages[(p + 512) as usize].order = 9;
+    pages[(p + 512) as usize].private = MigrateType::Movable as u8;
+    mmtwin::mm::mm_types::list_add(pages, &mut zone.free_area[9].free_list[MigrateType::Movable as usize], p + 512);
+    zone.free_area[9].nr_free += 1;
+    zone.nr_free_pages += 512;
+    assert!(check_all(&copy).unwrap_err().contains("not merged"));
+}
