@@ -102,7 +102,7 @@ pub struct RunConfig {
 
 /// Deserializes TOML text into `T`, reporting the key path of the first problem.
 fn from_toml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, ConfigError> {
-    let de = toml::Deserializer::parse(text).map_err(|e| syntax_error(&e))?;
+    let de = toml::Deserializer::parse(text).map_err(|e| syntax_error(&e, text))?;
     serde_path_to_error::deserialize(de).map_err(|e| {
         let key = e.path().to_string();
         let inner = e.into_inner();
@@ -111,8 +111,23 @@ fn from_toml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, ConfigErro
     })
 }
 
-fn syntax_error(e: &toml::de::Error) -> ConfigError {
-    ConfigError::new("", format!("TOML syntax error: {}", e.to_string().trim()))
+/// A one-line syntax error: "TOML syntax error at line L, column C: message".
+fn syntax_error(e: &toml::de::Error, text: &str) -> ConfigError {
+    let msg = e.message().trim().replace('\n', "; ");
+    ConfigError::new("", match e.span() {
+        Some(span) => {
+            let (line, col) = line_col(text, span.start);
+            format!("TOML syntax error at line {line}, column {col}: {msg}")
+        }
+        None => format!("TOML syntax error: {msg}"),
+    })
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    (line, col)
 }
 
 impl Scenario {

@@ -135,16 +135,21 @@ impl Mm {
     /// 0 (firmware), `boot_reserved` from the start of DMA32 on node 0 (kernel image, initrd,
     /// early page tables), and each node's memmap (64 bytes per page) from the top of the node.
     fn free_boot_memory(&mut self, layout: &MachineLayout) {
-        let mut reserved = vec![false; self.pages.len()];
-        let mut reserve_range = |s: u64, e: u64, pages: &[Page]| {
-            for pfn in s..e {
-                if pages[pfn as usize].state() != PageState::Hole {
-                    reserved[pfn as usize] = true;
+        // Every present frame is headed for the buddy lists unless reserved below.
+        for p in self.pages.iter_mut().filter(|p| p.state() == PageState::Reserved) {
+            p.set_state(PageState::Allocated);
+            p.order = 0;
+        }
+        let pages = &mut self.pages;
+        let mut reserve_range = |s: u64, e: u64| {
+            for p in &mut pages[s as usize..e as usize] {
+                if p.state() != PageState::Hole {
+                    p.set_state(PageState::Reserved);
                 }
             }
         };
         let n0 = &layout.nodes[0];
-        reserve_range(n0.start_pfn, (n0.start_pfn + LOW_RESERVED / PAGE_SIZE).min(n0.end_pfn), &self.pages);
+        reserve_range(n0.start_pfn, (n0.start_pfn + LOW_RESERVED / PAGE_SIZE).min(n0.end_pfn));
         // The boot reservation from the first present frame at or above 16 MiB on node 0.
         let mut need = layout.boot_reserved_pages;
         for &(s, e) in &n0.present {
@@ -153,7 +158,7 @@ impl Mm {
                 continue;
             }
             let take = need.min(e - s);
-            reserve_range(s, s + take, &self.pages);
+            reserve_range(s, s + take);
             need -= take;
         }
         for n in &layout.nodes {
@@ -164,20 +169,14 @@ impl Mm {
                     break;
                 }
                 let take = need.min(e - s);
-                reserve_range(e - take, e, &self.pages);
+                reserve_range(e - take, e);
                 need -= take;
             }
         }
         // Managed pages are the present ones not reserved.
         for z in self.zones.iter_mut() {
             let (s, e) = (z.zone_start_pfn as usize, z.zone_end_pfn() as usize);
-            z.managed_pages = (s..e).filter(|&p| self.pages[p].state() != PageState::Hole && !reserved[p]).count() as u64;
-        }
-        for (pfn, r) in reserved.iter().enumerate() {
-            if !*r && self.pages[pfn].state() == PageState::Reserved {
-                self.pages[pfn].set_state(PageState::Allocated);
-                self.pages[pfn].order = 0;
-            }
+            z.managed_pages = self.pages[s..e].iter().filter(|p| p.state() == PageState::Allocated).count() as u64;
         }
     }
 
