@@ -7,10 +7,13 @@ fn main() {
     let text = format!("[scenario]\nname = \"b\"\n[machine]\nnodes = [{{ id = 0, cpus = 2, memory = \"4G\" }}]\n[[kernel]]\nname = \"k\"\nprofile = \"{profile}\"\n[workload]\ntype = \"anon-churn\"\n");
     let mut mm = Mm::boot(&Scenario::parse(&text).unwrap().resolve()[0]);
     let t = std::time::Instant::now();
-    let n = 50_000_000u64;
+    let random = std::env::args().nth(2).is_some();
+    let n = if random { 5_000_000u64 } else { 50_000_000u64 };
+    let mut rng = mmtwin::sim::rng::Rng::new(1);
     for _ in 0..n {
-        let p = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
-        mm.free_pages(std::hint::black_box(p), 0, 0);
+        let o = if random { rng.below(11) as usize } else { 0 };
+        let p = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, o, 0).unwrap();
+        mm.free_pages(std::hint::black_box(p), o, 0);
     }
     println!("{:.1} M pairs/s", n as f64 / t.elapsed().as_secs_f64() / 1e6);
 }

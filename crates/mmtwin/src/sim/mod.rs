@@ -22,6 +22,9 @@ use rng::Rng;
 /// Index of a task in the simulation.
 pub type TaskId = usize;
 
+/// Index of a wait queue (wait_queue_head_t) in the simulation.
+pub type WaitQueueId = usize;
+
 /// What a task does after the CPU time of a step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum After {
@@ -29,8 +32,10 @@ pub enum After {
     Continue,
     /// Sleep for this many ns.
     Sleep(SimTime),
-    /// Sleep until woken.
+    /// Sleep until woken directly (a kernel thread such as kswapd).
     Block,
+    /// Sleep on a wait queue until something wakes it (prepare_to_wait + schedule).
+    Wait(WaitQueueId),
     /// Finish.
     Exit,
 }
@@ -50,6 +55,15 @@ pub struct TaskCx<'a> {
     pub tid: TaskId,
     pub mm: &'a mut Mm,
     pub rng: &'a mut Rng,
+    /// Wait queues this step asked to wake.
+    wake_requests: &'a mut Vec<WaitQueueId>,
+}
+
+impl TaskCx<'_> {
+    /// Wakes every task waiting on `wq` (wake_up_all) once this step's time has passed.
+    pub fn wake_up(&mut self, wq: WaitQueueId) {
+        self.wake_requests.push(wq);
+    }
 }
 
 /// A simulated task: a state machine advanced one step at a time.
@@ -126,6 +140,8 @@ pub struct Sim {
     cpus: Vec<Cpu>,
     tasks: Vec<TaskSlot>,
     kswapd: Vec<TaskId>,
+    wait_queues: Vec<VecDeque<TaskId>>,
+    wake_requests: Vec<WaitQueueId>,
     live_workload: usize,
     sample_interval: SimTime,
     /// vmstat samples (time, full snapshot).
@@ -151,6 +167,8 @@ impl Sim {
             cpus: (0..nr_cpus).map(|_| Cpu::default()).collect(),
             tasks: Vec::new(),
             kswapd: Vec::new(),
+            wait_queues: Vec::new(),
+            wake_requests: Vec::new(),
             live_workload: 0,
             sample_interval,
             samples: Vec::new(),
@@ -171,6 +189,12 @@ impl Sim {
         let tid = self.tasks.len();
         self.tasks.push(TaskSlot { task, cpu, state: TaskState::Blocked, after: After::Block });
         tid
+    }
+
+    /// A new, empty wait queue.
+    pub fn new_wait_queue(&mut self) -> WaitQueueId {
+        self.wait_queues.push(VecDeque::new());
+        self.wait_queues.len() - 1
     }
 
     /// Adds a runnable task bound to `cpu`.
@@ -264,10 +288,17 @@ impl Sim {
         self.cpus[cpu].current = Some(tid);
         self.tasks[tid].state = TaskState::Running;
         let step = {
-            let mut cx = TaskCx { now: self.now, cpu, tid, mm: &mut self.mm, rng: &mut self.rng };
+            let mut cx = TaskCx { now: self.now, cpu, tid, mm: &mut self.mm, rng: &mut self.rng, wake_requests: &mut self.wake_requests };
             self.tasks[tid].task.step(&mut cx)
         };
         let system = step.system_ns + self.mm.take_cost();
+        let done = self.now + step.user_ns + system;
+        // Waiters become runnable when the waker's step has run (its CPU time has passed).
+        while let Some(wq) = self.wake_requests.pop() {
+            while let Some(w) = self.wait_queues[wq].pop_front() {
+                self.queue.push(done, Event::Wake(w));
+            }
+        }
         self.times.user_ns += step.user_ns;
         self.times.system_ns += system;
         self.tasks[tid].after = step.after;
@@ -296,6 +327,10 @@ impl Sim {
                 self.tasks[tid].state = TaskState::Sleeping;
                 self.queue.push(self.now + ns, Event::Wake(tid));
             }
+            After::Wait(wq) => {
+                self.tasks[tid].state = TaskState::Blocked;
+                self.wait_queues[wq].push_back(tid);
+            }
             After::Block => {
                 // A kswapd woken again during its pass does not miss the wakeup.
                 let rewoken = self.kswapd.iter().position(|&k| k == tid).is_some_and(|nid| self.mm.nodes[nid].kswapd_wait_pending);
@@ -319,5 +354,77 @@ impl Sim {
     /// Number of CPUs.
     pub fn nr_cpus(&self) -> usize {
         self.cpus.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    fn sim() -> Sim {
+        let text = "[scenario]\nname = \"t\"\n[machine]\nnodes = [{ id = 0, cpus = 2, memory = \"32M\" }]\nboot_reserved = \"1M\"\n[[kernel]]\nname = \"k\"\nprofile = \"linux-6.x\"\n[workload]\ntype = \"anon-churn\"\n";
+        let cfg = crate::config::scenario::Scenario::parse(text).unwrap().resolve().remove(0);
+        Sim::new(Mm::boot(&cfg), 1, 1_000_000)
+    }
+
+    type Log = Rc<RefCell<Vec<(&'static str, SimTime)>>>;
+
+    /// Runs its planned steps in order, logging when each starts; wakes `wake.1` on step `wake.0`.
+    struct Scripted {
+        name: &'static str,
+        plan: Vec<Step>,
+        step: usize,
+        wake: Option<(usize, WaitQueueId)>,
+        log: Log,
+    }
+
+    impl Task for Scripted {
+        fn name(&self) -> &str {
+            self.name
+        }
+        fn step(&mut self, cx: &mut TaskCx) -> Step {
+            self.log.borrow_mut().push((self.name, cx.now));
+            if let Some((n, wq)) = self.wake {
+                if n == self.step {
+                    cx.wake_up(wq);
+                }
+            }
+            self.step += 1;
+            self.plan.remove(0)
+        }
+    }
+
+    fn run(ns: u64, after: After) -> Step {
+        Step { user_ns: ns, system_ns: 0, after }
+    }
+
+    #[test]
+    fn a_waiter_resumes_when_the_wakers_step_is_done_and_sleepers_on_time() {
+        let mut s = sim();
+        let wq = s.new_wait_queue();
+        let log: Log = Rc::default();
+        let waiter = Scripted { name: "waiter", plan: vec![run(10_000, After::Wait(wq)), run(1, After::Exit)], step: 0, wake: None, log: log.clone() };
+        let waker = Scripted { name: "waker", plan: vec![run(0, After::Sleep(1_000_000)), run(5_000, After::Exit)], step: 0, wake: Some((1, wq)), log: log.clone() };
+        s.spawn(Box::new(waiter), 0);
+        s.spawn(Box::new(waker), 1);
+        s.run(&mut |_| {});
+        let l = log.borrow().clone();
+        assert_eq!(l, vec![("waiter", 0), ("waker", 0), ("waker", 1_000_000), ("waiter", 1_005_000)]);
+        assert_eq!(s.times.user_ns, 10_000 + 5_000 + 1);
+    }
+
+    #[test]
+    fn tasks_on_one_cpu_take_turns_at_step_boundaries() {
+        let mut s = sim();
+        let log: Log = Rc::default();
+        for name in ["a", "b"] {
+            let t = Scripted { name, plan: vec![run(100, After::Continue), run(100, After::Exit)], step: 0, wake: None, log: log.clone() };
+            s.spawn(Box::new(t), 0);
+        }
+        s.run(&mut |_| {});
+        assert_eq!(log.borrow().clone(), vec![("a", 0), ("b", 100), ("a", 200), ("b", 300)]);
+        assert_eq!(s.now, 400);
     }
 }
