@@ -8,7 +8,7 @@ fn main() {
     let mut mm = Mm::boot(&Scenario::parse(&text).unwrap().resolve()[0]);
     let t = std::time::Instant::now();
     let random = std::env::args().nth(2).is_some();
-    let n = if random { 5_000_000u64 } else { 50_000_000u64 };
+    let n: u64 = std::env::var("PAIRS").ok().and_then(|v| v.parse().ok()).unwrap_or(if random { 5_000_000 } else { 50_000_000 });
     let mut rng = mmtwin::sim::rng::Rng::new(1);
     for _ in 0..n {
         let o = if random { rng.below(11) as usize } else { 0 };

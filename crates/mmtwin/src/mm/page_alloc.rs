@@ -192,11 +192,11 @@ impl Mm {
             if !self.page_is_buddy(zid, buddy, order) {
                 break;
             }
-            // 6.x: above pageblock order, do not merge isolated or highatomic blocks with others.
+            // 6.x: from pageblock order up, blocks of types without fallbacks (isolate,
+            // highatomic) do not merge with blocks of another type (migratetype_is_mergeable).
             if order >= PAGEBLOCK_ORDER && self.era == Era::Linux6 {
                 let bmt = self.get_pageblock_migratetype(buddy);
-                let is_special = |t: MigrateType| matches!(t, MigrateType::Isolate | MigrateType::HighAtomic);
-                if is_special(bmt) != is_special(mt) {
+                if bmt != mt && (!mt.is_pcptype() || !bmt.is_pcptype()) {
                     break;
                 }
             }
@@ -205,14 +205,12 @@ impl Mm {
             pfn &= buddy;
             order += 1;
         }
-        // buddy_merge_likely: if the next-order buddy is free, put this block at the tail so it
-        // is less likely to be taken before that buddy is freed and they can merge.
-        let tail_limit = match self.era {
-            Era::Linux3 => MAX_PAGE_ORDER - 1, // 3.x: order < MAX_ORDER - 2 (MAX_ORDER = 11)
-            Era::Linux6 => MAX_PAGE_ORDER,
-        };
+        // buddy_merge_likely: if the buddy of the block's parent is free, put the block at the
+        // tail so it is less likely to be taken before its own buddy is freed and they merge.
+        // Both eras skip the last two orders (3.x: order < MAX_ORDER − 2; 6.x: order <
+        // MAX_PAGE_ORDER − 1).
         let mut to_tail = false;
-        if self.policy.merge_tail_heuristic && order < tail_limit {
+        if self.policy.merge_tail_heuristic && order < MAX_PAGE_ORDER - 1 {
             let higher = pfn & !((2u32 << order) - 1);
             let higher_buddy = higher ^ (2 << order);
             to_tail = self.page_is_buddy(zid, higher_buddy, order + 1);
@@ -325,6 +323,8 @@ impl Mm {
 
     /// 3.x __rmqueue_fallback: take the largest block of a fallback type, stealing the pageblock
     /// when the block is big or the request is reclaimable.
+    #[cold]
+    #[inline(never)]
     fn rmqueue_fallback_3x(&mut self, zid: usize, order: usize, start_mt: MigrateType) -> Option<Pfn> {
         for current in (order..NR_PAGE_ORDERS).rev() {
             for fmt in Self::fallbacks(start_mt) {
@@ -455,6 +455,8 @@ impl Mm {
     }
 
     /// 6.x __rmqueue_fallback.
+    #[cold]
+    #[inline(never)]
     fn rmqueue_fallback_6x(&mut self, zid: usize, order: usize, start_mt: MigrateType, alloc_flags: AllocFlags) -> Option<Pfn> {
         let min_order = if order < PAGEBLOCK_ORDER && alloc_flags & ALLOC_NOFRAGMENT != 0 {
             PAGEBLOCK_ORDER
@@ -535,6 +537,8 @@ impl Mm {
 
     /// Moves up to `count` blocks of `order` from the buddy lists to pcp list `pindex` of `cpu`
     /// (rmqueue_bulk). Returns the number of blocks moved.
+    #[cold]
+    #[inline(never)]
     fn rmqueue_bulk(&mut self, zid: usize, cpu: usize, order: usize, count: u32, mt: MigrateType, pindex: usize, cold: bool, alloc_flags: AllocFlags) -> u32 {
         self.cost_ns += self.costs.zone_lock_ns;
         let mut prev = NIL;
@@ -598,6 +602,8 @@ impl Mm {
     }
 
     /// 6.x nr_pcp_alloc: how many blocks to refill with; grows while allocations run unopposed.
+    #[cold]
+    #[inline(never)]
     fn nr_pcp_alloc(&mut self, zid: usize, cpu: usize, order: usize) -> u32 {
         let below_high = self.zones[zid].flags & ZONE_BELOW_HIGH != 0;
         let pcp = &mut self.zones[zid].pcp[cpu];
@@ -631,32 +637,40 @@ impl Mm {
     fn rmqueue_pcplist(&mut self, zid: usize, cpu: usize, order: usize, mt: MigrateType, cold: bool, alloc_flags: AllocFlags) -> Option<Pfn> {
         let pindex = self.pindex(mt, order);
         self.cost_ns += self.costs.pcp_alloc_ns;
-        if self.zones[zid].pcp[cpu].lists[pindex].is_empty() {
-            let (batch, cold) = match self.policy.pcp {
-                PcpPolicy::Order0HotCold => (self.zones[zid].pcp[cpu].batch, cold),
-                PcpPolicy::OrderListsAutotune => (self.nr_pcp_alloc(zid, cpu, order), false),
-            };
-            let got = self.rmqueue_bulk(zid, cpu, order, batch, mt, pindex, cold, alloc_flags);
-            self.zones[zid].pcp[cpu].count += got << order;
-            if got == 0 {
-                return None;
-            }
+        if self.zones[zid].pcp[cpu].lists[pindex].is_empty() && !self.refill_pcplist(zid, cpu, order, mt, pindex, cold, alloc_flags) {
+            return None;
         }
-        if self.policy.pcp == PcpPolicy::OrderListsAutotune {
-            self.zones[zid].pcp[cpu].free_count >>= 1;
-        }
+        let autotune = self.policy.pcp == PcpPolicy::OrderListsAutotune;
         let take_tail = cold && self.policy.cold_refill != ColdRefill::NoColdHint;
-        let pcp = &mut self.zones[zid].pcp[cpu];
+        let Mm { pages, zones, .. } = self;
+        let pcp = &mut zones[zid].pcp[cpu];
+        if autotune {
+            pcp.free_count >>= 1;
+        }
         let list = &mut pcp.lists[pindex];
         let pfn = if take_tail { list.tail } else { list.head };
-        list_del(&mut self.pages, list, pfn);
+        list_del(pages, list, pfn);
         pcp.count -= 1 << order;
-        self.pages[pfn as usize].set_state(PageState::Allocated);
         Some(pfn)
+    }
+
+    /// Refills an empty pcp list from the buddy lists; false if nothing could be taken.
+    #[cold]
+    #[inline(never)]
+    fn refill_pcplist(&mut self, zid: usize, cpu: usize, order: usize, mt: MigrateType, pindex: usize, cold: bool, alloc_flags: AllocFlags) -> bool {
+        let (batch, cold) = match self.policy.pcp {
+            PcpPolicy::Order0HotCold => (self.zones[zid].pcp[cpu].batch, cold),
+            PcpPolicy::OrderListsAutotune => (self.nr_pcp_alloc(zid, cpu, order), false),
+        };
+        let got = self.rmqueue_bulk(zid, cpu, order, batch, mt, pindex, cold, alloc_flags);
+        self.zones[zid].pcp[cpu].count += got << order;
+        got > 0
     }
 
     /// Returns `count` pages' worth of blocks from `cpu`'s pcp lists to the buddy lists
     /// (free_pcppages_bulk). `pindex` is the list just freed to (6.x drains it first).
+    #[cold]
+    #[inline(never)]
     fn free_pcppages_bulk(&mut self, zid: usize, cpu: usize, count: u32, pindex: usize) {
         if count == 0 {
             return;
@@ -1036,6 +1050,8 @@ impl Mm {
 
     /// 6.x reserve_highatomic_pageblock: after a high-order atomic allocation, reserve its
     /// pageblock for such allocations, up to about 1% of the zone.
+    #[cold]
+    #[inline(never)]
     fn reserve_highatomic_pageblock(&mut self, pfn: Pfn, zid: usize) {
         let z = &self.zones[zid];
         let max_managed = (z.managed_pages / 100).div_ceil(PAGEBLOCK_NR_PAGES) * PAGEBLOCK_NR_PAGES + PAGEBLOCK_NR_PAGES;
@@ -1195,6 +1211,8 @@ impl Mm {
 
     /// Wakes kswapd on every node of the zonelist that has a zone below its low watermark
     /// (wake_all_kswapds).
+    #[cold]
+    #[inline(never)]
     fn wake_all_kswapds(&mut self, order: usize, ac: &AllocContext) {
         let nr = self.zonelist(ac).len();
         let mut last_node = usize::MAX;
@@ -1232,6 +1250,8 @@ impl Mm {
 
     /// The slow path: wake kswapd, retry at the min watermark with the caller's reserves
     /// (__alloc_pages_slowpath). Direct reclaim, compaction and OOM join when modelled.
+    #[cold]
+    #[inline(never)]
     fn __alloc_pages_slowpath(&mut self, gfp: Gfp, order: usize, ac: &AllocContext, cpu: usize) -> Option<Pfn> {
         self.cost_ns += self.costs.slowpath_entry_ns;
         let alloc_flags = self.gfp_to_alloc_flags(gfp, order);

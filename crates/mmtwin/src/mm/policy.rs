@@ -106,8 +106,8 @@ pub struct AllocPolicy {
     pub zonelist: ZonelistPolicy,
     pub atomic_reserve: AtomicReserve,
     pub page_count_basis: PageCountBasis,
-    /// 3.x frees a block to the list tail when its buddy of the next order is free only below
-    /// MAX_ORDER−2; 6.x for every order below the top. Both are the buddy_merge_likely heuristic.
+    /// buddy_merge_likely (both eras): free a block to the list tail when its parent's buddy is
+    /// free, so it stays free long enough to merge.
     pub merge_tail_heuristic: bool,
 }
 

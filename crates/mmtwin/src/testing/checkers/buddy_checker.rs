@@ -99,8 +99,8 @@ pub fn check(mm: &Mm) -> Result<(), String> {
                     let buddy = pfn ^ (1 << order);
                     if z.spans(buddy) {
                         let b = &mm.pages[buddy as usize];
-                        let special = |t: u8| t == MigrateType::Isolate as u8 || t == MigrateType::HighAtomic as u8;
-                        let barrier = mm.era == Era::Linux6 && order >= PAGEBLOCK_ORDER && special(b.private) != special(p.private);
+                        let (pm, bm) = (mm.get_pageblock_migratetype(pfn), mm.get_pageblock_migratetype(buddy));
+                        let barrier = mm.era == Era::Linux6 && order >= PAGEBLOCK_ORDER && pm != bm && (!pm.is_pcptype() || !bm.is_pcptype());
                         if b.state() == PageState::Buddy && b.order as usize == order && mark[buddy as usize] == ON_BUDDY && !barrier {
                             return Err(format!("{name}: free buddies {pfn} and {buddy} of order {order} were not merged"));
                         }
