@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, NoReturn, Optional
 
 EXIT_BAD_INPUT = 2
+PROC_FILES = ("buddyinfo", "pagetypeinfo", "zoneinfo", "vmstat")
 
 
 class UserError(Exception):
@@ -158,8 +159,12 @@ def cmd_dump(args: argparse.Namespace) -> int:
     name = args.kernel or resolved["kernels"][0]["name"]
     if name not in kernels:
         fail(f"--kernel {name!r}: not in {args.scenario}; valid: {', '.join(kernels)}")
+    files = args.files or ["zoneinfo"]
+    bad = [f for f in files if f not in PROC_FILES]
+    if bad:
+        fail(f"dump: unknown /proc file {bad[0]!r}; valid: {', '.join(PROC_FILES)}")
     d = _core.boot_dump(kernels[name]["toml"])
-    for f in args.files:
+    for f in files:
         print(d[f], end="")
     return 0
 
@@ -219,7 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("dump", help="print /proc files of a scenario's machine right after boot")
     d.add_argument("scenario", metavar="SCENARIO")
     d.add_argument("--kernel", help="which [[kernel]] (default: the first)")
-    d.add_argument("files", nargs="*", default=["zoneinfo"], choices=["buddyinfo", "pagetypeinfo", "zoneinfo", "vmstat"], metavar="FILE")
+    d.add_argument("files", nargs="*", metavar="FILE", help="buddyinfo, pagetypeinfo, zoneinfo, vmstat (default zoneinfo)")
     d.set_defaults(func=cmd_dump)
 
     m = sub.add_parser("machine", help="write a [machine] section")

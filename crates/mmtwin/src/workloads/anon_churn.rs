@@ -19,7 +19,7 @@ use crate::config::size::{Bytes, Duration};
 use crate::config::ConfigError;
 use crate::mm::gfp::Gfp;
 use crate::mm::vmstat::VmStat;
-use crate::mm::{Mm, Pfn, MAX_PAGE_ORDER, PAGE_SIZE};
+use crate::mm::{Mm, Pfn, MAX_PAGE_ORDER, PAGEBLOCK_ORDER as HPAGE_PMD_ORDER, PAGE_SIZE};
 use crate::sim::queue::SimTime;
 use crate::sim::{After, Sim, Step, Task, TaskCx};
 
@@ -239,6 +239,8 @@ impl AnonChurnTask {
         let base_gfp = c.mobility.gfp();
         let nblocks = c.size.0 / (PAGE_SIZE << order);
         let lifetime = c.lifetime.0;
+        // A movable PMD-order block is a transparent huge page fault.
+        let thp = order == HPAGE_PMD_ORDER && c.mobility == Mobility::Movable;
         let cpu_node = cx.mm.cpu_to_node[cx.cpu];
         let mut blocks = Vec::with_capacity(nblocks as usize);
         let (mut user, mut system) = (0u64, 0u64);
@@ -254,9 +256,15 @@ impl AnonChurnTask {
                     if order > 0 {
                         cs.requested_ok += 1;
                     }
+                    if thp {
+                        cx.mm.events.count(VmStat::ThpFaultAlloc, 1);
+                    }
                 }
                 None if order > 0 => {
                     // Fall back to base pages, as a THP fault falls back to small pages.
+                    if thp {
+                        cx.mm.events.count(VmStat::ThpFaultFallback, 1);
+                    }
                     cs.fallbacks += 1;
                     for _ in 0..1u64 << order {
                         match cx.mm.alloc_pages(base_gfp, 0, cx.cpu) {
