@@ -23,8 +23,9 @@ Layouts:
 Format decisions where MMTests' output is not usable as is: a run name without "-" goes whole on
 header line 1 and an all-blank header line is left out (Perl's substr would print the name minus
 its last letter); 2011 header lines are aligned over the data columns (the shell printed a fixed
-12-space indent and ``%18s``); label columns widen to the longest operation name; 2011 phase
-values that are not whole numbers print ``%4.2f`` as subreport/simple-writeback did.
+12-space indent and ``%18s``); label columns widen to the longest operation name; a header name
+too long for its column keeps one space before it; 2011 phase values that are not whole numbers
+print ``%4.2f`` as subreport/simple-writeback did.
 """
 
 from __future__ import annotations
@@ -268,6 +269,12 @@ def split_name_2011(benchmark: str, name: str) -> Tuple[str, str]:
     return "-".join(fields[-4:-2]) or "-", "-".join(fields[-2:])
 
 
+def _head(line: Sequence[str], width: int) -> str:
+    """Header cells right-aligned to their column; a name too long for it keeps one space before
+    it instead of running into its neighbour."""
+    return "".join(f"{h:>{width}}" if len(h) < width else f" {h}" for h in line)
+
+
 def _header(lines: Sequence[Tuple[str, str]]) -> List[List[str]]:
     header = [[pair[k] for pair in lines] for k in (0, 1)]
     return [line for line in header if any(s.strip() for s in line)]
@@ -291,14 +298,15 @@ def _samples(run: Run, title: str, op: str) -> np.ndarray:
     return np.empty(0)
 
 
-def _missing(v: float) -> bool:
-    return math.isnan(v) or v == -1
+def _cell(v: float, base: float, cmp: Callable[[float, float], float], minus_one_missing: bool = True) -> Cell:
+    """A missing (NaN) value prints as 0 with 0%; so does -1, MMTests' "no data" marker
+    (Compare.pm `_generateComparisonTable`), except in the 2011 layout."""
 
+    def missing(x: float) -> bool:
+        return math.isnan(x) or (minus_one_missing and x == -1)
 
-def _cell(v: float, base: float, cmp: Callable[[float, float], float]) -> Cell:
-    """Compare.pm: a missing (NaN) or -1 value prints as 0 with 0%."""
-    if _missing(v) or _missing(base):
-        return Cell(0.0 if _missing(v) else v, 0.0)
+    if missing(v) or missing(base):
+        return Cell(0.0 if missing(v) else v, 0.0)
     return Cell(v, cmp(v, base))
 
 
@@ -350,13 +358,13 @@ def _table_2011(runs: Sequence[Run], title: str, preferred: str, unit: str, ops:
     if all(x.size == 1 for xs in data.values() for x in xs):
         for op in ops:
             values = [float(x[0]) for x in data[op]]
-            rows.append(Row("", op, [_cell(v, values[0], cmp) for v in values]))
+            rows.append(Row("", op, [_cell(v, values[0], cmp, False) for v in values]))
         return Table(title, "phase2011", header, rows, preferred, unit)
     funcs = [("min", st.minimum), ("mean", st.amean), ("stddev", lambda x: st.stddev(x, ddof=0)), ("max", st.maximum)]
     for op in ops:
         for label, f in funcs:
             values = [f(x) for x in data[op]]
-            rows.append(Row(label, op, [_cell(v, values[0], cmp) for v in values]))
+            rows.append(Row(label, op, [_cell(v, values[0], cmp, False) for v in values]))
     return Table(title, "stats2011", header, rows, preferred, unit)
 
 
@@ -411,7 +419,7 @@ def _render_multiops(t: Table) -> List[str]:
     op_w = max(len(r.op) for r in t.rows)
     col = FIELD_LENGTH + COMPARE_LENGTH + 4
     lines = [t.title] if t.title else []
-    lines += [" " * (stat_w + 1 + op_w) + "".join(f"{h:>{col}}" for h in line) for line in t.header]
+    lines += [" " * (stat_w + 1 + op_w) + _head(line, col) for line in t.header]
     for r in t.rows:
         cells = "".join(f"{c.value:{FIELD_LENGTH}.{PRECISION}f}{_pct_text(c)}" for c in r.cells)
         lines.append(f"{r.label:<{stat_w}} {r.op:<{op_w}}{cells}")
@@ -422,7 +430,7 @@ def _render_singleops(t: Table) -> List[str]:
     width = DURATION_FIELD if t.kind == "duration" else VMSTAT_FIELD
     stat_w = max(len(r.label) for r in t.rows)
     op_w = max(len(r.op) for r in t.rows)
-    lines = [" " * (stat_w + 1 + op_w) + "".join(f"{h:>{width}}" for h in line) for line in t.header]
+    lines = [" " * (stat_w + 1 + op_w) + _head(line, width) for line in t.header]
     for r in t.rows:
         lines.append(f"{r.label:<{stat_w}} {r.op:<{op_w}}" + "".join(f"{c.value:{width}.2f}" for c in r.cells))
     return lines
@@ -431,7 +439,7 @@ def _render_singleops(t: Table) -> List[str]:
 def _render_stats2011(t: Table) -> List[str]:
     op_w = max([8] + [len(r.op) for r in t.rows])
     lines = [t.title] if t.title else []
-    lines += [" " * (op_w + 7) + "".join(f"{h:>21}" for h in line) for line in t.header]
+    lines += [" " * (op_w + 7) + _head(line, 21) for line in t.header]
     for r in t.rows:
         cells = "".join(f" {c.value:11.2f} ({c.pct:5.2f}%)" for c in r.cells)
         lines.append(f"{r.op:<{op_w}} {r.label:<6}{cells}")
@@ -442,7 +450,7 @@ def _render_phase2011(t: Table) -> List[str]:
     op_w = max([20] + [len(r.op) for r in t.rows])
     whole = all(float(c.value).is_integer() for r in t.rows for c in r.cells)
     lines = [t.title] if t.title else []
-    lines += [" " * op_w + "".join(f"{h:>14}" for h in line) for line in t.header]
+    lines += [" " * op_w + _head(line, 14) for line in t.header]
     for r in t.rows:
         if whole:
             cells = "".join(f" {int(c.value):4d} ({c.pct:5.2f}%)" for c in r.cells)
