@@ -2,7 +2,7 @@
 //! /proc dumps and the benchmark's metrics. A pure function of (RunConfig, iteration).
 
 use crate::config::scenario::RunConfig;
-use crate::mm::vmstat::{VmStat, NR_VMSTAT_ITEMS};
+use crate::mm::vmstat::VmStat;
 use crate::mm::Mm;
 use crate::sim::{ProcDump, Sim};
 use crate::workloads::MetricSample;
@@ -51,7 +51,6 @@ pub fn run_iteration(cfg: &RunConfig, iteration: u32, progress: &mut dyn FnMut(f
         .iter()
         .map(|v| (after[*v as usize] - before[*v as usize]) as u64)
         .sum();
-    let _ = NR_VMSTAT_ITEMS;
     IterationResult {
         iteration,
         seed,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::size::{format_bytes, Bytes};
 use super::ConfigError;
 use crate::mm::mmzone::{ZoneType, MAX_NR_ZONES};
-use crate::mm::{PAGEBLOCK_NR_PAGES, PAGE_SIZE};
+use crate::mm::PAGE_SIZE;
 
 /// One NUMA node.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -194,7 +194,6 @@ impl MachineSpec {
             let mut remaining = n.memory.0 / PAGE_SIZE;
             let node_start = pfn;
             let mut present = Vec::new();
-            let mut first = true;
             while remaining > 0 {
                 if let Some(&(_, he)) = holes.iter().find(|&&(hs, he)| pfn >= hs && pfn < he) {
                     pfn = he;
@@ -205,8 +204,6 @@ impl MachineSpec {
                 present.push((pfn, pfn + chunk));
                 pfn += chunk;
                 remaining -= chunk;
-                let _ = first;
-                first = false;
             }
             // A node starting inside a hole begins at its first present page.
             let node_start = present.first().map_or(node_start, |r| r.0);
@@ -271,7 +268,6 @@ impl MachineSpec {
                 "node 0 has {} of memory, too little for the boot reservations ({} + memmap {})",
                 format_bytes(n0 * PAGE_SIZE), format_bytes(self.boot_reserved.0), format_bytes(memmap0 * PAGE_SIZE))));
         }
-        let _ = PAGEBLOCK_NR_PAGES;
         Ok(layout)
     }
 

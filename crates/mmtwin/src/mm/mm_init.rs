@@ -87,7 +87,6 @@ impl Mm {
                     pcp: vec![PerCpuPages::default(); nr_cpus],
                     flags: 0,
                     contiguous: false,
-                    stat: [0; NR_ZONE_STAT],
                 });
             }
             nodes.push(PglistData {

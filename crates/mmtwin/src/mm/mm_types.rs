@@ -22,15 +22,13 @@ pub enum PageState {
     Reserved = 1,
     /// The head of a free buddy block (PageBuddy); `order` is the block's order.
     Buddy = 2,
-    /// A tail page inside a free buddy block (not on any list).
-    BuddyTail = 3,
     /// The head of a block on a per-cpu list; `order` is its order.
-    Pcp = 4,
-    /// Allocated; a head page has `order` set, its tails are `AllocatedTail`.
-    Allocated = 5,
-    /// A tail page of an allocated higher-order block.
-    AllocatedTail = 6,
+    Pcp = 3,
+    /// The head of an allocated block; `order` is its order.
+    Allocated = 4,
 }
+// Only a block's head page carries its state; the other frames of a block are never read until
+// the block is split or freed (as with PageBuddy in the kernel), so they are not written either.
 
 /// One page frame.
 #[repr(C)]
@@ -81,10 +79,8 @@ impl Page {
             0 => PageState::Hole,
             1 => PageState::Reserved,
             2 => PageState::Buddy,
-            3 => PageState::BuddyTail,
-            4 => PageState::Pcp,
-            5 => PageState::Allocated,
-            _ => PageState::AllocatedTail,
+            3 => PageState::Pcp,
+            _ => PageState::Allocated,
         }
     }
 

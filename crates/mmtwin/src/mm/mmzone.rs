@@ -193,16 +193,7 @@ pub struct Zone {
     pub flags: u32,
     /// zone->contiguous: every pageblock of the span is present and in this zone.
     pub contiguous: bool,
-    /// Per-zone event counters that /proc/zoneinfo and the reports need (indexed by ZoneStat).
-    pub stat: [i64; NR_ZONE_STAT],
 }
-
-/// Per-zone counters kept in the zone (subset of enum zone_stat_item / vm_event_item).
-pub const NR_ZONE_STAT: usize = 4;
-pub const ZS_PGALLOC: usize = 0;
-pub const ZS_NR_ALLOC_BATCH: usize = 1;
-pub const ZS_NUMA_HIT: usize = 2;
-pub const ZS_NUMA_MISS: usize = 3;
 
 impl Zone {
     /// Whether the zone has any present pages (populated_zone).

@@ -272,8 +272,7 @@ impl Mm {
                 continue;
             }
             let order = p.order as usize;
-            let old = self.take_free(zid, pfn, order);
-            let _ = old;
+            self.take_free(zid, pfn, order);
             self.add_free(zid, pfn, order, mt, false);
             self.cost_ns += self.costs.move_freepages_block_ns;
             moved += 1 << order;
@@ -1209,29 +1208,60 @@ impl Mm {
         }
     }
 
-    /// Wakes kswapd on every node of the zonelist that has a zone below its low watermark
-    /// (wake_all_kswapds).
-    #[cold]
-    #[inline(never)]
+    /// Wakes the kswapd of the nodes in the zonelist that need it (wake_all_kswapds /
+    /// 3.x wake_all_kswapd): 3.x asks per zone and skips a zone above its low watermark; 6.x asks
+    /// once per node and skips a node that is balanced (some eligible zone above its high
+    /// watermark) and not boosted.
     fn wake_all_kswapds(&mut self, order: usize, ac: &AllocContext) {
         let nr = self.zonelist(ac).len();
         let mut last_node = usize::MAX;
         for i in 0..nr {
             let zid = self.zonelist(ac)[i];
-            let z = &self.zones[zid];
-            if z.zone_type as usize > ac.highest_zoneidx || z.node == last_node {
+            let (zt, node) = (self.zones[zid].zone_type as usize, self.zones[zid].node);
+            if zt > ac.highest_zoneidx {
                 continue;
             }
-            last_node = z.node;
-            let node = z.node;
-            // 3.x wakeup_kswapd returns early when the zone is above its low watermark; 6.x
-            // decides in kswapd (pgdat_balanced). Both leave balanced nodes asleep.
-            let lw = z.low_wmark_pages();
-            if self.zone_watermark_ok(zid, order, lw, ac.highest_zoneidx, 0) && z.watermark_boost == 0 {
-                continue;
+            let needed = match self.era {
+                Era::Linux3 => {
+                    let lw = self.zones[zid].low_wmark_pages();
+                    !self.zone_watermark_ok(zid, order, lw, 0, 0)
+                }
+                Era::Linux6 => {
+                    if node == last_node {
+                        continue;
+                    }
+                    last_node = node;
+                    !self.pgdat_balanced(node, order, ac.highest_zoneidx) || self.pgdat_watermark_boosted(node, ac.highest_zoneidx)
+                }
+            };
+            if needed {
+                self.wakeup_kswapd(node, order, ac.highest_zoneidx);
             }
-            self.wakeup_kswapd(node, order, ac.highest_zoneidx);
         }
+    }
+
+    /// Returns true if some zone of `node` up to `highest_zoneidx` meets its high watermark for
+    /// `order` (6.x pgdat_balanced; a node without managed zones counts as balanced).
+    pub fn pgdat_balanced(&self, node: usize, order: usize, highest_zoneidx: usize) -> bool {
+        let first = node * MAX_NR_ZONES;
+        let mut any = false;
+        for zid in first..=first + highest_zoneidx {
+            let z = &self.zones[zid];
+            if z.managed_pages == 0 {
+                continue;
+            }
+            any = true;
+            if self.zone_watermark_ok(zid, order, z.high_wmark_pages(), highest_zoneidx, 0) {
+                return true;
+            }
+        }
+        !any
+    }
+
+    /// Returns true if a zone of `node` up to `highest_zoneidx` has a watermark boost.
+    fn pgdat_watermark_boosted(&self, node: usize, highest_zoneidx: usize) -> bool {
+        let first = node * MAX_NR_ZONES;
+        self.zones[first..=first + highest_zoneidx].iter().any(|z| z.watermark_boost > 0)
     }
 
     /// Allocates 2^order contiguous pages for `cpu` (__alloc_pages / __alloc_pages_nodemask).

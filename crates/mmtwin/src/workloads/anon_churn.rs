@@ -231,8 +231,8 @@ impl AnonChurnTask {
         ns
     }
 
-    /// Faults in one region of `class`; returns (user ns, system ns).
-    fn fault_region(&mut self, cx: &mut TaskCx, class: usize) -> (u64, u64) {
+    /// Faults in one region of `class`; returns (user ns, system ns, ran out of memory).
+    fn fault_region(&mut self, cx: &mut TaskCx, class: usize) -> (u64, u64, bool) {
         let c = &self.spec.classes[class];
         let order = c.order;
         let gfp = if order > 0 { c.mobility.gfp().with(Gfp::COMP).with(Gfp::NOWARN) } else { c.mobility.gfp() };
@@ -244,6 +244,7 @@ impl AnonChurnTask {
         let cpu_node = cx.mm.cpu_to_node[cx.cpu];
         let mut blocks = Vec::with_capacity(nblocks as usize);
         let (mut user, mut system) = (0u64, 0u64);
+        let mut failed = false;
         let mut st = self.stats.borrow_mut();
         let cs = &mut st.classes[class];
         system += cx.mm.take_cost();
@@ -294,8 +295,12 @@ impl AnonChurnTask {
             cs.blocks += 1;
             cs.latency_ns += latency;
             system += latency;
+            let out_of_memory = got.is_empty();
             blocks.extend(got);
-            if cs.failed_pages > 0 && blocks.is_empty() {
+            if out_of_memory {
+                // Nothing could be allocated: stop faulting this region (the OOM killer's
+                // business once reclaim exists).
+                failed = true;
                 break 'blocks;
             }
         }
@@ -315,7 +320,7 @@ impl AnonChurnTask {
             let until = cx.now + cx.rng.exp(lifetime);
             self.expiry.push(Reverse((until, slot)));
         }
-        (user, system)
+        (user, system, failed)
     }
 }
 
@@ -355,9 +360,7 @@ impl Task for AnonChurnTask {
             let total = *self.cumulative.last().unwrap();
             let pick = cx.rng.below(total);
             let class = self.cumulative.iter().position(|&c| pick < c).unwrap();
-            let failed_before = self.stats.borrow().classes[class].failed_pages;
-            let (user, system) = self.fault_region(cx, class);
-            let failed = self.stats.borrow().classes[class].failed_pages > failed_before;
+            let (user, system, failed) = self.fault_region(cx, class);
             // Out of memory: wait for something to expire rather than spin.
             let after = if failed { After::Sleep(self.next_wakeup(cx.now)) } else { After::Continue };
             return Step { user_ns: user, system_ns: system, after };
