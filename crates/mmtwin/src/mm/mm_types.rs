@@ -113,19 +113,29 @@ impl ListHead {
     }
 }
 
+/// The frame at `pfn`. List links are pfns of frames that exist (the checkers verify every
+/// link in debug builds), so the list primitives skip the bounds check in release builds.
+#[inline(always)]
+fn frame(pages: &mut [Page], pfn: Pfn) -> &mut Page {
+    debug_assert!((pfn as usize) < pages.len(), "pfn {pfn} beyond the last frame");
+    // SAFETY: every pfn on a list is a valid index (asserted above in debug builds; list links
+    // are only ever set from existing frames' pfns).
+    unsafe { pages.get_unchecked_mut(pfn as usize) }
+}
+
 /// Adds `pfn` at the head of `list` (list_add).
 #[inline(always)]
 pub fn list_add(pages: &mut [Page], list: &mut ListHead, pfn: Pfn) {
     let old = list.head;
     {
-        let p = &mut pages[pfn as usize];
+        let p = frame(pages, pfn);
         p.next = old;
         p.prev = NIL;
     }
     if old == NIL {
         list.tail = pfn;
     } else {
-        pages[old as usize].prev = pfn;
+        frame(pages, old).prev = pfn;
     }
     list.head = pfn;
     list.len += 1;
@@ -136,14 +146,14 @@ pub fn list_add(pages: &mut [Page], list: &mut ListHead, pfn: Pfn) {
 pub fn list_add_tail(pages: &mut [Page], list: &mut ListHead, pfn: Pfn) {
     let old = list.tail;
     {
-        let p = &mut pages[pfn as usize];
+        let p = frame(pages, pfn);
         p.prev = old;
         p.next = NIL;
     }
     if old == NIL {
         list.head = pfn;
     } else {
-        pages[old as usize].next = pfn;
+        frame(pages, old).next = pfn;
     }
     list.tail = pfn;
     list.len += 1;
@@ -152,17 +162,17 @@ pub fn list_add_tail(pages: &mut [Page], list: &mut ListHead, pfn: Pfn) {
 /// Inserts `pfn` immediately after `at`, which is on `list` (list_add(new, &at->lru)).
 #[inline(always)]
 pub fn list_add_after(pages: &mut [Page], list: &mut ListHead, at: Pfn, pfn: Pfn) {
-    let next = pages[at as usize].next;
+    let next = frame(pages, at).next;
     {
-        let p = &mut pages[pfn as usize];
+        let p = frame(pages, pfn);
         p.prev = at;
         p.next = next;
     }
-    pages[at as usize].next = pfn;
+    frame(pages, at).next = pfn;
     if next == NIL {
         list.tail = pfn;
     } else {
-        pages[next as usize].prev = pfn;
+        frame(pages, next).prev = pfn;
     }
     list.len += 1;
 }
@@ -170,17 +180,17 @@ pub fn list_add_after(pages: &mut [Page], list: &mut ListHead, at: Pfn, pfn: Pfn
 /// Inserts `pfn` immediately before `at`, which is on `list` (list_add_tail(new, &at->lru)).
 #[inline(always)]
 pub fn list_add_before(pages: &mut [Page], list: &mut ListHead, at: Pfn, pfn: Pfn) {
-    let prev = pages[at as usize].prev;
+    let prev = frame(pages, at).prev;
     {
-        let p = &mut pages[pfn as usize];
+        let p = frame(pages, pfn);
         p.next = at;
         p.prev = prev;
     }
-    pages[at as usize].prev = pfn;
+    frame(pages, at).prev = pfn;
     if prev == NIL {
         list.head = pfn;
     } else {
-        pages[prev as usize].next = pfn;
+        frame(pages, prev).next = pfn;
     }
     list.len += 1;
 }
@@ -189,20 +199,20 @@ pub fn list_add_before(pages: &mut [Page], list: &mut ListHead, at: Pfn, pfn: Pf
 #[inline(always)]
 pub fn list_del(pages: &mut [Page], list: &mut ListHead, pfn: Pfn) {
     let (prev, next) = {
-        let p = &pages[pfn as usize];
+        let p = &*frame(pages, pfn);
         (p.prev, p.next)
     };
     if prev == NIL {
         list.head = next;
     } else {
-        pages[prev as usize].next = next;
+        frame(pages, prev).next = next;
     }
     if next == NIL {
         list.tail = prev;
     } else {
-        pages[next as usize].prev = prev;
+        frame(pages, next).prev = prev;
     }
-    let p = &mut pages[pfn as usize];
+    let p = frame(pages, pfn);
     p.next = NIL;
     p.prev = NIL;
     list.len -= 1;

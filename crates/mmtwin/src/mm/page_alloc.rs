@@ -883,7 +883,12 @@ impl Mm {
     /// Returns true if zone `zid` has `mark` pages free beyond what an allocation of `order`
     /// limited to zones ≤ `highest_zoneidx` must leave (__zone_watermark_ok, per era).
     pub fn __zone_watermark_ok(&self, zid: usize, order: usize, mark: u64, highest_zoneidx: usize, alloc_flags: AllocFlags, free_pages: i64) -> bool {
-        let z = &self.zones[zid];
+        self.wmark_ok(&self.zones[zid], order, mark, highest_zoneidx, alloc_flags, free_pages)
+    }
+
+    /// __zone_watermark_ok on a zone reference.
+    #[inline(always)]
+    fn wmark_ok(&self, z: &Zone, order: usize, mark: u64, highest_zoneidx: usize, alloc_flags: AllocFlags, free_pages: i64) -> bool {
         let mut min = mark as i64;
         let reserve = z.lowmem_reserve[highest_zoneidx] as i64;
         match self.policy.watermark_check {
@@ -957,14 +962,13 @@ impl Mm {
         self.__zone_watermark_ok(zid, order, mark, highest_zoneidx, alloc_flags, self.zones[zid].nr_free_pages)
     }
 
-    /// 6.x zone_watermark_fast: an order-0 shortcut, and the boost exemption for __GFP_HIGH.
+    /// 6.x zone_watermark_fast: an order-0 shortcut, and the boost exemption for __GFP_HIGH
+    /// (3.x: plain zone_watermark_ok). The caller charges the check's cost.
     #[inline(always)]
-    fn zone_watermark_fast(&mut self, zid: usize, order: usize, mark: u64, highest_zoneidx: usize, alloc_flags: AllocFlags) -> bool {
-        self.cost_ns += self.costs.watermark_check_ns;
-        let z = &self.zones[zid];
+    fn zone_watermark_fast(&self, z: &Zone, order: usize, mark: u64, highest_zoneidx: usize, alloc_flags: AllocFlags) -> bool {
         let free = z.nr_free_pages;
         if self.policy.watermark_check == WatermarkCheck::OrderHalving {
-            return self.__zone_watermark_ok(zid, order, mark, highest_zoneidx, alloc_flags, free);
+            return self.wmark_ok(z, order, mark, highest_zoneidx, alloc_flags, free);
         }
         if order == 0 {
             let reserved = if alloc_flags & ALLOC_RESERVES == 0 { z.nr_reserved_highatomic as i64 } else { 0 };
@@ -973,14 +977,52 @@ impl Mm {
                 return true;
             }
         }
-        if self.__zone_watermark_ok(zid, order, mark, highest_zoneidx, alloc_flags, free) {
+        if self.wmark_ok(z, order, mark, highest_zoneidx, alloc_flags, free) {
             return true;
         }
         if order == 0 && alloc_flags & ALLOC_HIGH != 0 && z.watermark_boost > 0 && alloc_flags & ALLOC_WMARK_MASK == ALLOC_WMARK_MIN {
-            let m = z.watermark[WMARK_MIN];
-            return self.__zone_watermark_ok(zid, order, m, highest_zoneidx, alloc_flags, free);
+            return self.wmark_ok(z, order, z.watermark[WMARK_MIN], highest_zoneidx, alloc_flags, free);
         }
         false
+    }
+
+    /// The watermark checks of the zonelist walk for one zone. 6.x first probes the high
+    /// watermark (unless ZONE_BELOW_HIGH is set) and sets ZONE_BELOW_HIGH when it fails, which
+    /// tunes the pcp lists; then the requested watermark. Returns whether the zone may be used.
+    #[inline(always)]
+    fn zone_allows(&mut self, zid: usize, order: usize, alloc_flags: AllocFlags, highest_zoneidx: usize) -> bool {
+        let z = &self.zones[zid];
+        let wm = (alloc_flags & ALLOC_WMARK_MASK) as usize;
+        let (ok, checks, below_high) = match self.era {
+            Era::Linux3 => {
+                if alloc_flags & ALLOC_NO_WATERMARKS != 0 {
+                    (true, 0, false)
+                } else {
+                    (self.zone_watermark_fast(z, order, z.watermark[wm], highest_zoneidx, alloc_flags), 1, false)
+                }
+            }
+            Era::Linux6 => {
+                let mut checks = 0;
+                let mut below_high = false;
+                let mut ok = false;
+                if z.flags & ZONE_BELOW_HIGH == 0 {
+                    checks += 1;
+                    ok = self.zone_watermark_fast(z, order, z.high_wmark_pages(), highest_zoneidx, alloc_flags);
+                    below_high = !ok;
+                }
+                if !ok {
+                    checks += 1;
+                    ok = self.zone_watermark_fast(z, order, z.wmark_pages(wm), highest_zoneidx, alloc_flags)
+                        || alloc_flags & ALLOC_NO_WATERMARKS != 0;
+                }
+                (ok, checks, below_high)
+            }
+        };
+        self.cost_ns += checks * self.costs.watermark_check_ns;
+        if below_high {
+            self.zones[zid].flags |= ZONE_BELOW_HIGH;
+        }
+        ok
     }
 
     // ------------------------------------------------------------------------------------------
@@ -1091,36 +1133,13 @@ impl Mm {
                 if self.zones[zid].zone_type as usize > ac.highest_zoneidx {
                     continue;
                 }
-                if self.era == Era::Linux6 {
-                    if no_fallback && self.nodes.len() > 1 && zid != preferred && self.zones[zid].node != self.zones[preferred].node {
-                        alloc_flags &= !ALLOC_NOFRAGMENT;
-                        continue 'retry;
-                    }
-                    // The high-watermark probe tunes the pcp lists (ZONE_BELOW_HIGH).
-                    let mut wmark_ok = false;
-                    if self.zones[zid].flags & ZONE_BELOW_HIGH == 0 {
-                        let hw = self.zones[zid].high_wmark_pages();
-                        if self.zone_watermark_fast(zid, order, hw, ac.highest_zoneidx, alloc_flags) {
-                            wmark_ok = true;
-                        } else {
-                            self.zones[zid].flags |= ZONE_BELOW_HIGH;
-                        }
-                    }
-                    if !wmark_ok {
-                        let mark = self.zones[zid].wmark_pages((alloc_flags & ALLOC_WMARK_MASK) as usize);
-                        wmark_ok = self.zone_watermark_fast(zid, order, mark, ac.highest_zoneidx, alloc_flags)
-                            || alloc_flags & ALLOC_NO_WATERMARKS != 0;
-                    }
-                    if !wmark_ok {
-                        // node_reclaim arrives with the reclaim model.
-                        continue;
-                    }
-                } else if alloc_flags & ALLOC_NO_WATERMARKS == 0 {
-                    let mark = self.zones[zid].watermark[(alloc_flags & ALLOC_WMARK_MASK) as usize];
-                    if !self.zone_watermark_fast(zid, order, mark, ac.highest_zoneidx, alloc_flags) {
-                        // zone_reclaim and the zonelist cache arrive with the reclaim model.
-                        continue;
-                    }
+                if self.era == Era::Linux6 && no_fallback && self.nodes.len() > 1 && zid != preferred && self.zones[zid].node != self.zones[preferred].node {
+                    alloc_flags &= !ALLOC_NOFRAGMENT;
+                    continue 'retry;
+                }
+                if !self.zone_allows(zid, order, alloc_flags, ac.highest_zoneidx) {
+                    // zone_reclaim/node_reclaim and the zonelist cache arrive with the reclaim model.
+                    continue;
                 }
                 if let Some(pfn) = self.rmqueue(preferred, zid, cpu, order, gfp, alloc_flags, ac.migratetype) {
                     if alloc_flags & ALLOC_HIGHATOMIC != 0 && order > 0 && self.policy.atomic_reserve == AtomicReserve::Highatomic {
