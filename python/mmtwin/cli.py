@@ -39,6 +39,16 @@ def read_text(path: str, what: str) -> str:
         fail(f"{path}: cannot read {what}: {e}")
 
 
+def default_output(name: str) -> Path:
+    """results/NAME, or results/NAME-2, -3, ... if taken: a run without -o never overwrites."""
+    base = Path("results") / name
+    out, n = base, 1
+    while out.exists():
+        n += 1
+        out = base.with_name(f"{base.name}-{n}")
+    return out
+
+
 def resolve(path: str, iterations: Optional[int] = None) -> tuple[str, dict[str, Any]]:
     """Reads and resolves a scenario file, turning a ScenarioError into a UserError."""
     from mmtwin import _core
@@ -80,9 +90,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.iterations is not None and args.iterations < 1:
         fail(f"--iterations must be at least 1, not {args.iterations}")
     text, resolved = resolve(args.scenario, args.iterations)
-    out = Path(args.output or Path("results") / resolved["name"])
-    if out.exists() and not args.force:
-        fail(f"{out}: already exists; choose another -o DIR or pass --force to replace it")
+    if args.output:
+        out = Path(args.output)
+        if out.exists() and not args.force:
+            fail(f"{out}: already exists; choose another -o DIR or pass --force to replace it")
+    else:
+        out = default_output(resolved["name"])
     jobs = max(1, args.jobs or os.cpu_count() or 1)
     check_fits(args.scenario, resolved, jobs)
     iterations = resolved["iterations"]

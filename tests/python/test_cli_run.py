@@ -67,3 +67,12 @@ def test_dump_prints_proc_files_of_the_booted_machine(cli, small_scenario):
     assert "protection: (" in r.out
     r = cli("dump", small_scenario, "--kernel", "nope")
     assert r.code == 2 and "old-3.0" in r.err
+
+
+def test_without_output_a_run_never_overwrites(tmp_path, cli, small_scenario, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert cli("run", small_scenario, "-q", "--iterations", "1").code == 0
+    assert cli("run", small_scenario, "-q", "--iterations", "1").code == 0
+    assert (tmp_path / "results" / "small" / "summary.json").exists() is False
+    assert (tmp_path / "results" / "small" / "kernels.json").exists()
+    assert (tmp_path / "results" / "small-2" / "kernels.json").exists()
