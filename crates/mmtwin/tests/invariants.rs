@@ -134,3 +134,54 @@ fn checkers_catch_a_lost_page_a_bad_count_and_unmerged_buddies() {
     zone.nr_free_pages += 512;
     assert!(check_all(&copy).unwrap_err().contains("not merged"));
 }
+
+/// A random machine: 1–3 nodes of 20–160 MiB (any page count), maybe a hole, maybe movablecore.
+fn machine_text() -> impl Strategy<Value = String> {
+    (
+        proptest::collection::vec((1usize..3, 5_000u64..40_000), 1..4),
+        proptest::option::of((1u64..40_000, 1u64..20_000)),
+        any::<bool>(),
+        prop_oneof![Just("linux-3.0"), Just("linux-6.x")],
+    )
+        .prop_map(|(nodes, hole, big, profile)| {
+            let mut s = String::from("[scenario]\nname = \"swarm\"\n[machine]\nnodes = [");
+            for (i, (cpus, pages)) in nodes.iter().enumerate() {
+                // `big` shifts memory above 4G so Normal (and movablecore) exist.
+                let start = if i == 0 && big { ", start = \"4G\"" } else { "" };
+                s += &format!("{{ id = {i}, cpus = {cpus}, memory = {} {start}}},", pages * 4096);
+            }
+            s += "]\nboot_reserved = \"2M\"\n";
+            if let Some((at, len)) = hole {
+                let base = if big { 4u64 << 30 } else { 0 };
+                s += &format!("holes = [{{ start = {}, size = {} }}]\n", base + (at + 300) * 4096, len * 4096);
+            }
+            if big && nodes.len() == 1 {
+                s += "movablecore = \"8M\"\n";
+            }
+            s += &format!("[[kernel]]\nname = \"k\"\nprofile = \"{profile}\"\n[workload]\ntype = \"anon-churn\"\nduration = \"30ms\"\nfootprint = 0.9\n");
+            s
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+
+    /// Any machine the scenario accepts boots with consistent zones and runs with every
+    /// invariant holding after every event.
+    #[test]
+    fn random_machines_boot_and_run_clean(text in machine_text()) {
+        let s = match mmtwin::config::scenario::Scenario::parse(&text) {
+            Ok(s) => s,
+            // Refused machines must say why (e.g. node 0 too small for its reservations).
+            Err(e) => { prop_assert!(!e.message.is_empty()); return Ok(()); }
+        };
+        let cfg = s.resolve().remove(0);
+        let mm = Mm::boot(&cfg);
+        check_all(&mm).map_err(TestCaseError::fail)?;
+        let present: u64 = mm.zones.iter().map(|z| z.present_pages).sum();
+        let layout = cfg.machine.layout().unwrap();
+        prop_assert_eq!(present, layout.total_present());
+        let r = mmtwin::run::run_iteration(&cfg, 0, &mut |_| {});
+        prop_assert!(r.page_events > 0);
+    }
+}

@@ -160,12 +160,17 @@ impl Mm {
             reserve_range(s, s + take);
             need -= take;
         }
+        // The memmap comes from the top of the node's kernel memory: never from ZONE_MOVABLE,
+        // which must stay free of unmovable kernel allocations.
         for n in &layout.nodes {
             let present: u64 = n.present.iter().map(|(a, b)| b - a).sum();
             let mut need = (present * STRUCT_PAGE_SIZE).div_ceil(PAGE_SIZE);
+            let (ms, me) = n.zones[ZoneType::Movable as usize];
+            let kernel_end = if me > ms { ms } else { n.end_pfn };
             for &(s, e) in n.present.iter().rev() {
-                if need == 0 {
-                    break;
+                let e = e.min(kernel_end);
+                if need == 0 || s >= e {
+                    continue;
                 }
                 let take = need.min(e - s);
                 reserve_range(e - take, e);

@@ -2,6 +2,7 @@
 //! limits are sane (batch ≥ 1, high_min ≤ high_max).
 
 use crate::mm::mmzone::{WMARK_HIGH, WMARK_LOW, WMARK_MIN};
+use crate::mm::policy::PageCountBasis;
 use crate::mm::Mm;
 
 pub fn check(mm: &Mm) -> Result<(), String> {
@@ -11,8 +12,13 @@ pub fn check(mm: &Mm) -> Result<(), String> {
         if !(w[WMARK_MIN] <= w[WMARK_LOW] && w[WMARK_LOW] <= w[WMARK_HIGH]) {
             return Err(format!("{name}: watermarks out of order: min {} low {} high {}", w[WMARK_MIN], w[WMARK_LOW], w[WMARK_HIGH]));
         }
-        if w[WMARK_HIGH] > z.managed_pages {
-            return Err(format!("{name}: high watermark {} above managed pages {}", w[WMARK_HIGH], z.managed_pages));
+        // The watermarks are a share of the pages the era counts (3.x present, later managed).
+        let pages = match mm.policy.page_count_basis {
+            PageCountBasis::Present => z.present_pages,
+            PageCountBasis::Managed => z.managed_pages,
+        };
+        if w[WMARK_HIGH] > pages {
+            return Err(format!("{name}: high watermark {} above the zone's {pages} pages", w[WMARK_HIGH]));
         }
         if z.managed_pages > z.present_pages || z.present_pages > z.spanned_pages {
             return Err(format!("{name}: managed {} ≤ present {} ≤ spanned {} does not hold", z.managed_pages, z.present_pages, z.spanned_pages));
