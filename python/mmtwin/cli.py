@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -105,13 +106,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     progress = make_progress(args.quiet)
     with progress:
-        tasks = {(k["name"], i): progress.add_task(f"{k['name']} #{i}", total=1.0) for k, i in work}
+        # One bar per kernel; each running iteration adds its fraction done.
+        bars = {k["name"]: progress.add_task(k["name"], total=float(iterations)) for k in kernels}
+        done: dict[tuple[str, int], float] = {}
+        lock = threading.Lock()
+
+        def advance(name: str, i: int, f: float) -> None:
+            with lock:
+                step = f - done.get((name, i), 0.0)
+                done[(name, i)] = f
+                progress.advance(bars[name], step)
 
         def one(item: tuple[dict[str, Any], int]) -> None:
             k, i = item
-            tid = tasks[(k["name"], i)]
-            r = _core.run_iteration(k["toml"], i, lambda f: progress.update(tid, completed=f))
-            progress.update(tid, completed=1.0)
+            r = _core.run_iteration(k["toml"], i, lambda f: advance(k["name"], i, f))
+            advance(k["name"], i, 1.0)
             runs[k["name"]][i] = r
 
         with ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -125,14 +134,17 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def make_progress(quiet: bool):  # type: ignore[no-untyped-def]
+    from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+    console = Console(stderr=True)
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         TextColumn("{task.percentage:>5.1f}%"),
         TimeElapsedColumn(),
-        disable=quiet or not sys.stderr.isatty(),
+        console=console,
+        disable=quiet or not console.is_terminal,
         transient=True,
     )
 
