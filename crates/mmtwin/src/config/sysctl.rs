@@ -33,6 +33,8 @@ pub struct VmSysctl {
     pub swappiness: u64,
     /// vm.extfrag_threshold.
     pub extfrag_threshold: u64,
+    /// vm.stat_interval: seconds between vmstat refreshes on each CPU.
+    pub stat_interval: u64,
 }
 
 impl Default for VmSysctl {
@@ -50,6 +52,7 @@ impl Default for VmSysctl {
             min_slab_ratio: 5,
             swappiness: 60,
             extfrag_threshold: 500,
+            stat_interval: 1,
         }
     }
 }
@@ -70,6 +73,7 @@ pub struct SysctlOverrides {
     pub min_slab_ratio: Option<u64>,
     pub swappiness: Option<u64>,
     pub extfrag_threshold: Option<u64>,
+    pub stat_interval: Option<u64>,
 }
 
 impl SysctlOverrides {
@@ -81,7 +85,7 @@ impl SysctlOverrides {
         }
         set!(min_free_kbytes, watermark_scale_factor, watermark_boost_factor, lowmem_reserve_ratio,
              percpu_pagelist_fraction, percpu_pagelist_high_fraction, numa_zonelist_order,
-             min_unmapped_ratio, min_slab_ratio, swappiness, extfrag_threshold);
+             min_unmapped_ratio, min_slab_ratio, swappiness, extfrag_threshold, stat_interval);
         if self.zone_reclaim_mode.is_some() {
             s.zone_reclaim_mode = self.zone_reclaim_mode;
         }

@@ -142,6 +142,12 @@ pub struct PerCpuPages {
     pub alloc_factor: u8,
     /// 6.x PCPF_* bits.
     pub flags: u8,
+    /// Refresh rounds left before a remote zone's pcp is drained (NUMA `expire`, 3 when this
+    /// CPU changed the zone's counters since the last refresh).
+    pub expire: u8,
+    /// This CPU changed the zone's NR_FREE_PAGES since the last vmstat refresh (a non-zero
+    /// vm_stat_diff).
+    pub stat_diff: bool,
     pub lists: [ListHead; NR_PCP_LISTS],
 }
 

@@ -540,6 +540,7 @@ impl Mm {
     #[inline(never)]
     fn rmqueue_bulk(&mut self, zid: usize, cpu: usize, order: usize, count: u32, mt: MigrateType, pindex: usize, cold: bool, alloc_flags: AllocFlags) -> u32 {
         self.cost_ns += self.costs.zone_lock_ns;
+        self.zones[zid].pcp[cpu].stat_diff = true;
         let mut prev = NIL;
         let mut i = 0;
         while i < count {
@@ -675,6 +676,7 @@ impl Mm {
             return;
         }
         self.cost_ns += self.costs.zone_lock_ns;
+        self.zones[zid].pcp[cpu].stat_diff = true;
         match self.policy.pcp {
             PcpPolicy::Order0HotCold => {
                 // 3.x numbering of the pcp types is UNMOVABLE, RECLAIMABLE, MOVABLE; the round
@@ -868,6 +870,37 @@ impl Mm {
         }
     }
 
+    /// 6.x decay_pcp_high: once per vmstat refresh, lower an auto-tuned `high` by an eighth
+    /// (not below high_min, nor more than a scaled batch below the count) and free what is above
+    /// it. Returns the number of changes.
+    pub fn decay_pcp_high(&mut self, zid: usize, cpu: usize) -> u32 {
+        let mut todo = 0;
+        let pcp = &mut self.zones[zid].pcp[cpu];
+        let (high_min, batch) = (pcp.high_min as i64, pcp.batch as i64);
+        if (pcp.high as i64) > high_min {
+            let h = pcp.high as i64;
+            pcp.high = (pcp.count as i64 - (batch << PCP_BATCH_SCALE_MAX)).max(h - (h >> 3)).max(high_min) as u32;
+            if pcp.high as i64 > high_min {
+                todo += 1;
+            }
+        }
+        let to_drain = pcp.count as i64 - pcp.high as i64;
+        if to_drain > 0 {
+            self.free_pcppages_bulk(zid, cpu, to_drain as u32, 0);
+            todo += 1;
+        }
+        todo
+    }
+
+    /// Frees one batch from `cpu`'s pcp lists of a zone (drain_zone_pages).
+    pub fn drain_zone_pages(&mut self, zid: usize, cpu: usize) {
+        let pcp = &self.zones[zid].pcp[cpu];
+        let to_drain = pcp.count.min(pcp.batch);
+        if to_drain > 0 {
+            self.free_pcppages_bulk(zid, cpu, to_drain, 0);
+        }
+    }
+
     /// Drains every CPU's pcp lists in every zone (drain_all_pages).
     pub fn drain_all_pages(&mut self) {
         for zid in 0..self.zones.len() {
@@ -1041,6 +1074,7 @@ impl Mm {
         }
         if page.is_none() {
             self.cost_ns += self.costs.zone_lock_ns;
+            self.zones[zid].pcp[cpu].stat_diff = true;
             if alloc_flags & ALLOC_HIGHATOMIC != 0 && self.policy.atomic_reserve == AtomicReserve::Highatomic {
                 page = self.__rmqueue_smallest(zid, order, MigrateType::HighAtomic);
             }
@@ -1326,6 +1360,7 @@ impl Mm {
             self.free_unref_page(zid, cpu, pfn, order, cold);
         } else {
             self.cost_ns += self.costs.zone_lock_ns;
+            self.zones[zid].pcp[cpu].stat_diff = true;
             let mt = self.get_pageblock_migratetype(pfn);
             self.__free_one_page(zid, pfn, order, mt);
         }

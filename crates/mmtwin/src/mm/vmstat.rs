@@ -382,6 +382,78 @@ impl Mm {
     }
 }
 
+impl Mm {
+    /// The periodic per-CPU vmstat refresh (refresh_cpu_vm_stats with do_pagesets, from
+    /// vmstat_update every `stat_interval`): 6.x decays auto-tuned pcp `high` marks; both eras
+    /// drain this CPU's pcp lists of remote-node zones a batch at a time once it has left them
+    /// alone for three refreshes. Returns the number of changes.
+    pub fn refresh_cpu_vm_stats(&mut self, cpu: usize) -> u32 {
+        let mut changes = 0;
+        let local = self.cpu_to_node[cpu];
+        for zid in 0..self.zones.len() {
+            if !self.zones[zid].populated() {
+                continue;
+            }
+            {
+                let pcp = &mut self.zones[zid].pcp[cpu];
+                if std::mem::take(&mut pcp.stat_diff) {
+                    pcp.expire = 3;
+                }
+            }
+            if self.policy.pcp == super::policy::PcpPolicy::OrderListsAutotune {
+                changes += self.decay_pcp_high(zid, cpu);
+            }
+            let node = self.zones[zid].node;
+            let pcp = &mut self.zones[zid].pcp[cpu];
+            if pcp.expire == 0 || pcp.count == 0 {
+                continue;
+            }
+            if node == local {
+                pcp.expire = 0;
+                continue;
+            }
+            pcp.expire -= 1;
+            if pcp.expire > 0 {
+                changes += 1;
+                continue;
+            }
+            self.drain_zone_pages(zid, cpu);
+            changes += 1;
+        }
+        changes
+    }
+}
+
+/// The per-CPU vmstat worker (vmstat_update): refreshes counters and pcp lists every
+/// `stat_interval`.
+#[derive(Debug)]
+pub struct VmstatWorker {
+    pub cpu: usize,
+    pub interval_ns: u64,
+    name: String,
+}
+
+impl VmstatWorker {
+    pub fn new(cpu: usize, interval_ns: u64) -> VmstatWorker {
+        VmstatWorker { cpu, interval_ns, name: format!("kworker/{cpu}:vmstat") }
+    }
+}
+
+impl crate::sim::Task for VmstatWorker {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn is_workload(&self) -> bool {
+        false
+    }
+
+    fn step(&mut self, cx: &mut crate::sim::TaskCx) -> crate::sim::Step {
+        cx.mm.refresh_cpu_vm_stats(self.cpu);
+        crate::sim::Step { user_ns: 0, system_ns: cx.mm.costs.vmstat_update_ns, after: crate::sim::After::Sleep(self.interval_ns) }
+    }
+}
+
 /// 3.x zone->inactive_ratio for anon: int_sqrt(10 × GB), at least 1 (calculate_zone_inactive_ratio).
 pub fn inactive_ratio(pages: u64) -> u64 {
     let gb = (pages * super::PAGE_SIZE) >> 30;

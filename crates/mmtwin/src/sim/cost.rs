@@ -37,6 +37,8 @@ pub struct CostTable {
     pub wakeup_ns: u64,
     /// One kswapd balance_pgdat pass that finds nothing to do.
     pub kswapd_pass_ns: u64,
+    /// One vmstat_update run on a CPU (folding counters, visiting each zone's pcp).
+    pub vmstat_update_ns: u64,
 }
 
 impl Default for CostTable {
@@ -55,6 +57,7 @@ impl Default for CostTable {
             touch_page_ns: 150,
             wakeup_ns: 1500,
             kswapd_pass_ns: 2000,
+            vmstat_update_ns: 1000,
         }
     }
 }

@@ -14,7 +14,7 @@ pub mod rng;
 use std::collections::VecDeque;
 
 use crate::mm::vmscan::Kswapd;
-use crate::mm::vmstat::NR_VMSTAT_ITEMS;
+use crate::mm::vmstat::{VmstatWorker, NR_VMSTAT_ITEMS};
 use crate::mm::Mm;
 use queue::{EventQueue, SimTime};
 use rng::Rng;
@@ -182,12 +182,25 @@ impl Sim {
             let tid = sim.spawn_blocked(Box::new(Kswapd::new(nid)), cpu);
             sim.kswapd.push(tid);
         }
+        let interval = sim.mm.sysctl.stat_interval.max(1) * 1_000_000_000;
+        for cpu in 0..nr_cpus {
+            sim.spawn_kernel_thread_at(Box::new(VmstatWorker::new(cpu, interval)), cpu, interval);
+        }
         sim
     }
 
     fn spawn_blocked(&mut self, task: Box<dyn Task>, cpu: usize) -> TaskId {
         let tid = self.tasks.len();
         self.tasks.push(TaskSlot { task, cpu, state: TaskState::Blocked, after: After::Block });
+        tid
+    }
+
+    /// Adds a kernel thread that first runs at simulated time `t`.
+    fn spawn_kernel_thread_at(&mut self, task: Box<dyn Task>, cpu: usize, t: SimTime) -> TaskId {
+        debug_assert!(!task.is_workload());
+        let tid = self.tasks.len();
+        self.tasks.push(TaskSlot { task, cpu, state: TaskState::Sleeping, after: After::Continue });
+        self.queue.push(t, Event::Wake(tid));
         tid
     }
 
