@@ -439,3 +439,81 @@ fn vmstat_refresh_drains_remote_pcp_lists_after_three_idle_rounds() {
         check_all(&mm).unwrap();
     }
 }
+
+/// Two 64M nodes; node 0's zones drained; returns the machine and node 0's DMA block to free.
+fn zlc_machine(zlc: &str) -> (mmtwin::mm::Mm, u32) {
+    let extra = format!("policy = {{ zonelist_cache = \"{zlc}\" }}");
+    let mut mm = boot("linux-3.0", 2, 1, "64M", &extra);
+    let dma = drain_zone(&mut mm, zid(0, ZoneType::Dma));
+    drain_zone(&mut mm, zid(0, ZoneType::Dma32));
+    let (p, _) = *dma.iter().find(|b| b.1 == MAX_PAGE_ORDER).unwrap();
+    (mm, p)
+}
+
+#[test]
+fn zlc_skips_zones_found_full_for_a_second() {
+    use mmtwin::mm::mmzone::MigrateType;
+    let (mut mm, dma_block) = zlc_machine("vanilla");
+    let dma = zid(0, ZoneType::Dma);
+    mm.now_ns = 5_000_000_000;
+    mm.nodes[0].zlc.last_full_zap_ns = mm.now_ns;
+    // Both node-0 zones fail their watermarks: the page comes from node 1 and they are marked.
+    let p = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
+    assert_eq!(mm.page_to_nid(p), 1);
+    assert!(mm.nodes[0].zlc.fullzones[..2].iter().all(|&f| f));
+    // DMA gets memory back, but the cache still says full: skipped for up to a second.
+    mm.__free_one_page(dma, dma_block, MAX_PAGE_ORDER, MigrateType::Movable);
+    mm.now_ns += 500_000_000;
+    let q = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
+    assert_eq!(mm.page_to_nid(q), 1, "node 0 DMA skipped while marked full");
+    // More than a second after the last zap, zlc_setup clears the cache and DMA is used again.
+    mm.now_ns += 1_000_000_000;
+    mm.drain_all_pages();
+    let r = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
+    assert_eq!(mm.page_zone(r), dma);
+    check_all(&mm).unwrap();
+}
+
+#[test]
+fn without_zlc_a_refilled_zone_is_used_at_once() {
+    use mmtwin::mm::mmzone::MigrateType;
+    let (mut mm, dma_block) = zlc_machine("none");
+    let dma = zid(0, ZoneType::Dma);
+    let p = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
+    assert_eq!(mm.page_to_nid(p), 1);
+    mm.__free_one_page(dma, dma_block, MAX_PAGE_ORDER, MigrateType::Movable);
+    mm.drain_all_pages();
+    let q = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
+    assert_eq!(mm.page_zone(q), dma);
+}
+
+#[test]
+fn zlc_rescans_without_the_cache_when_everything_looks_full() {
+    // Every zone marked full and node 0's DMA32 empty: the second scan without the cache finds
+    // node 0's DMA zone, which has memory.
+    let mut mm = boot("linux-3.0", 2, 1, "64M", "");
+    mm.now_ns = 100;
+    mm.nodes[0].zlc.fullzones.iter_mut().for_each(|f| *f = true);
+    mm.nodes[0].zlc.last_full_zap_ns = 50;
+    let dma32 = drain_zone(&mut mm, zid(0, ZoneType::Dma32));
+    assert!(!dma32.is_empty());
+    let p = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
+    assert_eq!(mm.page_zone(p), zid(0, ZoneType::Dma));
+}
+
+#[test]
+fn zone_reclaim_answers_full_when_there_is_nothing_worth_scanning() {
+    use mmtwin::mm::vmscan::ZoneReclaim;
+    let mut far = config("linux-3.0", 2, 1, "64M", "");
+    far.machine.distance = vec![vec![10, 30], vec![30, 10]];
+    let mut mm = mmtwin::mm::Mm::boot(&far);
+    assert_eq!(mm.sysctl.zone_reclaim_mode, Some(1));
+    assert_eq!(mm.zone_reclaim(zid(0, ZoneType::Dma32), Gfp::GFP_KERNEL, 0, 0), ZoneReclaim::Full);
+    // With zone_reclaim on and FULL answers, allocation still falls back to node 1.
+    drain_zone(&mut mm, zid(0, ZoneType::Dma32));
+    drain_zone(&mut mm, zid(0, ZoneType::Dma));
+    let p = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
+    assert_eq!(mm.page_to_nid(p), 1);
+    // 3.0-rc6 marks FULL zones in the cache.
+    assert!(mm.nodes[0].zlc.fullzones[0]);
+}

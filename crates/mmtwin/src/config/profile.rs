@@ -63,6 +63,7 @@ pub struct PolicyOverrides {
     pub cold_refill: Option<ColdRefill>,
     pub zonelist: Option<ZonelistPolicy>,
     pub atomic_reserve: Option<AtomicReserve>,
+    pub zonelist_cache: Option<ZonelistCache>,
     pub page_count_basis: Option<PageCountBasis>,
     pub merge_tail_heuristic: Option<bool>,
 }
@@ -75,7 +76,7 @@ impl PolicyOverrides {
             ($($f:ident),*) => { $( if let Some(v) = self.$f { p.$f = v; } )* };
         }
         set!(watermark_setup, watermark_check, fallback, pcp, cold_refill, zonelist, atomic_reserve,
-             page_count_basis, merge_tail_heuristic);
+             zonelist_cache, page_count_basis, merge_tail_heuristic);
         p
     }
 }

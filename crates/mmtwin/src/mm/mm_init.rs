@@ -104,6 +104,7 @@ impl Mm {
                 kswapd_highest_zoneidx: 0,
                 kswapd_wait_pending: false,
                 totalreserve_pages: 0,
+                zlc: Default::default(),
             });
         }
         let mut mm = Mm {
@@ -125,6 +126,7 @@ impl Mm {
             kswapd_wakeups: Vec::new(),
             max_pfn: max_pfn as Pfn,
             distance: layout.distance.clone(),
+            now_ns: 0,
         };
         mm.free_boot_memory(layout);
         mm
@@ -323,6 +325,7 @@ impl Mm {
             let preferred = std::array::from_fn(|hi| first(&list, hi));
             let preferred_nofallback = std::array::from_fn(|hi| first(&nofallback, hi));
             let n = &mut self.nodes[local];
+            n.zlc.fullzones = vec![false; list.len()];
             n.zonelist = list;
             n.zonelist_nofallback = nofallback;
             n.preferred = preferred;

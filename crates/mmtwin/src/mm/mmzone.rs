@@ -275,6 +275,17 @@ pub struct PglistData {
     pub kswapd_wait_pending: bool,
     /// 6.x per-node totalreserve_pages (Σ over its zones).
     pub totalreserve_pages: u64,
+    /// The 3.x zonelist cache of `zonelist` (struct zonelist_cache).
+    pub zlc: ZonelistCacheData,
+}
+
+/// struct zonelist_cache: which zonelist entries were recently found full, and when the bitmap
+/// was last cleared. (z_to_n is derived from the zone ids.)
+#[derive(Clone, Debug, Default)]
+pub struct ZonelistCacheData {
+    pub fullzones: Vec<bool>,
+    /// Simulated time of the last clearing (last_full_zap, in ns rather than jiffies).
+    pub last_full_zap_ns: u64,
 }
 
 /// Pageblock flag bits: bits 0..2 migratetype, bit 3 PB_migrate_skip.

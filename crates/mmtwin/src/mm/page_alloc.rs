@@ -9,6 +9,7 @@ use super::gfp::*;
 use super::mm_types::{list_add, list_add_after, list_add_before, list_add_tail, list_del, Page, PageState, NIL};
 use super::mmzone::*;
 use super::policy::*;
+use super::vmscan::ZoneReclaim;
 use super::vmstat::{Era, VmEvents, VmStat};
 use super::{Pfn, MAX_PAGE_ORDER, NR_PAGE_ORDERS, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER, PAGE_ALLOC_COSTLY_ORDER};
 use crate::config::sysctl::VmSysctl;
@@ -47,6 +48,8 @@ pub struct Mm {
     pub max_pfn: Pfn,
     /// NUMA distances (node_distance).
     pub distance: Vec<Vec<u32>>,
+    /// Simulated time, kept current by the engine (the allocator's `jiffies`).
+    pub now_ns: u64,
 }
 
 /// Which zones an allocation may use and in what order (struct alloc_context).
@@ -1156,8 +1159,17 @@ impl Mm {
         }
     }
 
-    /// Walks the zonelist for a zone that passes the watermark and has a page (get_page_from_freelist).
-    pub fn get_page_from_freelist(&mut self, gfp: Gfp, order: usize, mut alloc_flags: AllocFlags, ac: &AllocContext, cpu: usize) -> Option<Pfn> {
+    /// Walks the zonelist for a zone that passes the watermark and has a page
+    /// (get_page_from_freelist; the 3.x form with the zonelist cache when the policy has one).
+    pub fn get_page_from_freelist(&mut self, gfp: Gfp, order: usize, alloc_flags: AllocFlags, ac: &AllocContext, cpu: usize) -> Option<Pfn> {
+        if self.policy.zonelist_cache != ZonelistCache::None && !ac.thisnode {
+            return self.get_page_from_freelist_zlc(gfp, order, alloc_flags, ac, cpu);
+        }
+        self.get_page_from_freelist_plain(gfp, order, alloc_flags, ac, cpu)
+    }
+
+    /// The zonelist walk without a zonelist cache (6.x, and 3.x without ZLC).
+    fn get_page_from_freelist_plain(&mut self, gfp: Gfp, order: usize, mut alloc_flags: AllocFlags, ac: &AllocContext, cpu: usize) -> Option<Pfn> {
         let preferred = ac.preferred_zone?;
         'retry: loop {
             let no_fallback = alloc_flags & ALLOC_NOFRAGMENT != 0;
@@ -1188,6 +1200,110 @@ impl Mm {
             }
             return None;
         }
+    }
+
+    /// The 3.x zonelist walk with the zonelist cache (ZLC) and zone_reclaim, in the variant the
+    /// policy names (3.0-rc6 `vanilla`, cd38b115d5ad `zlcfirst`, +76d3fbf8fbf6 `zlcreconsider`).
+    /// Zones found full are skipped for up to a second; if nothing is found with the cache
+    /// active, the zonelist is scanned once more without it.
+    fn get_page_from_freelist_zlc(&mut self, gfp: Gfp, order: usize, alloc_flags: AllocFlags, ac: &AllocContext, cpu: usize) -> Option<Pfn> {
+        let preferred = ac.preferred_zone?;
+        let vanilla = self.policy.zonelist_cache == ZonelistCache::Vanilla;
+        let multi_node = self.nodes.len() > 1;
+        let reclaim_mode = self.sysctl.zone_reclaim_mode.unwrap_or(0);
+        let nid = ac.nid;
+        let mut zlc_active = false;
+        let mut did_zlc_setup = false;
+        loop {
+            let nr = self.nodes[nid].zonelist.len();
+            for i in 0..nr {
+                let zid = self.nodes[nid].zonelist[i];
+                if self.zones[zid].zone_type as usize > ac.highest_zoneidx {
+                    continue;
+                }
+                if zlc_active && !self.zlc_zone_worth_trying(nid, i) {
+                    continue;
+                }
+                // None: try the zone; Some(true): this_zone_full; Some(false): next zone unmarked.
+                let mut skip: Option<bool> = None;
+                if !self.zone_allows(zid, order, alloc_flags, ac.highest_zoneidx) {
+                    if !vanilla && !did_zlc_setup && multi_node {
+                        self.zlc_setup(nid);
+                        zlc_active = true;
+                        did_zlc_setup = true;
+                    }
+                    skip = Some(true);
+                    if reclaim_mode != 0 {
+                        // cd38b115d5ad: the zone may have just become covered by the cache.
+                        if !vanilla && zlc_active && !self.zlc_zone_worth_trying(nid, i) {
+                            continue;
+                        }
+                        skip = match self.zone_reclaim(zid, gfp, order, cpu) {
+                            ZoneReclaim::NoScan => Some(false),
+                            // 3.0-rc6 marks a FULL zone; cd38b115d5ad leaves it to kswapd and
+                            // direct reclaim.
+                            ZoneReclaim::Full => Some(vanilla),
+                            ZoneReclaim::Some | ZoneReclaim::Success => {
+                                if self.zone_allows(zid, order, alloc_flags, ac.highest_zoneidx) {
+                                    None
+                                } else {
+                                    Some(true)
+                                }
+                            }
+                        };
+                    }
+                }
+                if skip.is_none() {
+                    if let Some(pfn) = self.rmqueue(preferred, zid, cpu, order, gfp, alloc_flags, ac.migratetype) {
+                        return Some(pfn);
+                    }
+                    skip = Some(true);
+                }
+                if skip == Some(true) {
+                    self.zlc_mark_zone_full(nid, i);
+                }
+                // 3.0-rc6 sets the cache up only once the first zone has been tried.
+                if vanilla && !did_zlc_setup && multi_node {
+                    self.zlc_setup(nid);
+                    zlc_active = true;
+                    did_zlc_setup = true;
+                }
+            }
+            if zlc_active {
+                // Disable the cache for a second scan.
+                zlc_active = false;
+                continue;
+            }
+            return None;
+        }
+    }
+
+    /// zlc_setup: clears the full-zones bitmap if it is more than a second old.
+    fn zlc_setup(&mut self, nid: usize) {
+        let now = self.now_ns;
+        let zlc = &mut self.nodes[nid].zlc;
+        if now > zlc.last_full_zap_ns + 1_000_000_000 {
+            zlc.fullzones.iter_mut().for_each(|b| *b = false);
+            zlc.last_full_zap_ns = now;
+        }
+    }
+
+    /// zlc_zone_worth_trying: the zone was not found full recently (no cpusets: every node is
+    /// allowed).
+    #[inline(always)]
+    fn zlc_zone_worth_trying(&self, nid: usize, i: usize) -> bool {
+        !self.nodes[nid].zlc.fullzones[i]
+    }
+
+    /// zlc_mark_zone_full.
+    #[inline(always)]
+    fn zlc_mark_zone_full(&mut self, nid: usize, i: usize) {
+        self.nodes[nid].zlc.fullzones[i] = true;
+    }
+
+    /// zlc_clear_zones_full: forget every full mark (after direct reclaim, `zlcreconsider`).
+    pub fn zlc_clear_zones_full(&mut self, nid: usize) {
+        self.nodes[nid].zlc.fullzones.iter_mut().for_each(|b| *b = false);
     }
 
     /// The alloc_context of an allocation from `cpu` (prepare_alloc_pages).

@@ -73,6 +73,25 @@ pub enum ZonelistPolicy {
     NodeOrder,
 }
 
+/// The 2011 zonelist cache (ZLC) and where get_page_from_freelist sets it up; the variants of
+/// the zlc-zone-reclaim seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ZonelistCache {
+    /// No zonelist cache (removed in 4.4).
+    None,
+    /// 3.0-rc6: zlc_setup only after the first zone was tried (including zone_reclaim), and a
+    /// zone whose zone_reclaim returned FULL is marked full.
+    Vanilla,
+    /// cd38b115d5ad (patch 1): zlc_setup before the first zone_reclaim, re-check the cache for
+    /// that zone, and mark a zone full only when a scan ran and the watermark still fails.
+    Zlcfirst,
+    /// Patches 1+2 (76d3fbf8fbf6): also clear the cache after direct reclaim makes progress.
+    /// Until direct reclaim is modelled this behaves as `Zlcfirst`: the clearing hook
+    /// (`Mm::zlc_clear_zones_full`) has no caller yet.
+    Zlcreconsider,
+}
+
 /// The reserve that protects high-order atomic allocations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -105,6 +124,7 @@ pub struct AllocPolicy {
     pub cold_refill: ColdRefill,
     pub zonelist: ZonelistPolicy,
     pub atomic_reserve: AtomicReserve,
+    pub zonelist_cache: ZonelistCache,
     pub page_count_basis: PageCountBasis,
     /// buddy_merge_likely (both eras): free a block to the list tail when its parent's buddy is
     /// free, so it stays free long enough to merge.
@@ -121,6 +141,7 @@ impl AllocPolicy {
         cold_refill: ColdRefill::PfnOrder,
         zonelist: ZonelistPolicy::NumaZonelistOrder,
         atomic_reserve: AtomicReserve::MigrateReserve,
+        zonelist_cache: ZonelistCache::Vanilla,
         page_count_basis: PageCountBasis::Present,
         merge_tail_heuristic: true,
     };
@@ -134,6 +155,7 @@ impl AllocPolicy {
         cold_refill: ColdRefill::NoColdHint,
         zonelist: ZonelistPolicy::NodeOrder,
         atomic_reserve: AtomicReserve::Highatomic,
+        zonelist_cache: ZonelistCache::None,
         page_count_basis: PageCountBasis::Managed,
         merge_tail_heuristic: true,
     };

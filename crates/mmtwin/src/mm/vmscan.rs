@@ -8,6 +8,9 @@
 
 use crate::sim::{After, Step, Task, TaskCx};
 
+use super::gfp::Gfp;
+use super::page_alloc::Mm;
+
 use super::mmzone::MAX_NR_ZONES;
 use super::vmstat::VmStat;
 
@@ -46,5 +49,63 @@ impl Task for Kswapd {
             z.watermark_boost = 0;
         }
         Step { user_ns: 0, system_ns: mm.costs.kswapd_pass_ns, after: After::Block }
+    }
+}
+
+/// zone_reclaim's answers (mm/internal.h ZONE_RECLAIM_*).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZoneReclaim {
+    /// Did not scan (−2).
+    NoScan,
+    /// Nothing worth scanning, or the zone is unreclaimable (−1).
+    Full,
+    /// Scanned but reclaimed less than the request (0).
+    Some,
+    /// Reclaimed enough (1).
+    Success,
+}
+
+/// zone_reclaim_mode bits.
+pub const RECLAIM_ZONE: u32 = 1;
+pub const RECLAIM_WRITE: u32 = 2;
+pub const RECLAIM_SWAP: u32 = 4;
+
+impl Mm {
+    /// File pages zone_reclaim could free in a zone (zone_pagecache_reclaimable): all file
+    /// pages with RECLAIM_SWAP, otherwise the unmapped ones; dirty ones only with RECLAIM_WRITE.
+    /// The page cache is not modelled yet, so there are none.
+    pub fn zone_pagecache_reclaimable(&self, _zid: usize) -> u64 {
+        0
+    }
+
+    /// Reclaimable slab pages of a zone (NR_SLAB_RECLAIMABLE); no slab caches are modelled yet.
+    pub fn zone_slab_reclaimable(&self, _zid: usize) -> u64 {
+        0
+    }
+
+    /// 3.x zone_reclaim: decides whether reclaiming from this zone before falling back to
+    /// another node is worth it, and does it.
+    ///
+    /// Returns FULL when the zone's unmapped page cache is at most min_unmapped_ratio% of the zone
+    /// and its reclaimable slab at most min_slab_ratio% (nothing worth scanning); NOSCAN for
+    /// callers that cannot sleep or zones of another node with CPUs. Scanning itself
+    /// (__zone_reclaim: shrink_zone at ZONE_RECLAIM_PRIORITY, shrink_slab) needs the LRU lists,
+    /// which arrive with the reclaim model; until then the first test always answers FULL,
+    /// which is what the kernel answers for a zone without page cache or slab.
+    pub fn zone_reclaim(&mut self, zid: usize, gfp: Gfp, _order: usize, cpu: usize) -> ZoneReclaim {
+        let z = &self.zones[zid];
+        let min_unmapped_pages = z.present_pages * self.sysctl.min_unmapped_ratio / 100;
+        let min_slab_pages = z.present_pages * self.sysctl.min_slab_ratio / 100;
+        if self.zone_pagecache_reclaimable(zid) <= min_unmapped_pages && self.zone_slab_reclaimable(zid) <= min_slab_pages {
+            return ZoneReclaim::Full;
+        }
+        if !gfp.allow_blocking() || gfp.has(Gfp::MEMALLOC) {
+            return ZoneReclaim::NoScan;
+        }
+        let node = z.node;
+        if node != self.cpu_to_node[cpu] && !self.nodes[node].cpus.is_empty() {
+            return ZoneReclaim::NoScan;
+        }
+        unreachable!("a zone with reclaimable page cache or slab cannot exist before the LRU model")
     }
 }

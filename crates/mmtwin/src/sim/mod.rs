@@ -300,6 +300,7 @@ impl Sim {
     fn run_step(&mut self, cpu: usize, tid: TaskId) {
         self.cpus[cpu].current = Some(tid);
         self.tasks[tid].state = TaskState::Running;
+        self.mm.now_ns = self.now;
         let step = {
             let mut cx = TaskCx { now: self.now, cpu, tid, mm: &mut self.mm, rng: &mut self.rng, wake_requests: &mut self.wake_requests };
             self.tasks[tid].task.step(&mut cx)
