@@ -517,3 +517,60 @@ fn zone_reclaim_answers_full_when_there_is_nothing_worth_scanning() {
     // 3.0-rc6 marks FULL zones in the cache.
     assert!(mm.nodes[0].zlc.fullzones[0]);
 }
+
+#[test]
+fn lru_lists_live_per_zone_in_3x_and_per_node_in_6x() {
+    use mmtwin::mm::mmzone::LruList;
+    for (profile, per_node) in [("linux-3.0", false), ("linux-6.x", true)] {
+        let mut mm = boot(profile, 2, 1, "64M", "");
+        assert_eq!(mm.lruvecs.len(), if per_node { 2 } else { 8 });
+        let p = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
+        mm.pages[p as usize].flags |= mmtwin::mm::mm_types::PG_SWAPBACKED;
+        mm.lru_cache_add(p, true);
+        let v = mm.page_lruvec(p);
+        assert_eq!(v, if per_node { 0 } else { mm.page_zone(p) });
+        assert_eq!(mm.lruvecs[v].size(LruList::ActiveAnon), 1);
+        check_all(&mm).unwrap();
+        mm.del_page_from_lru_list(p);
+        mm.free_pages(p, 0, 0);
+        check_all(&mm).unwrap();
+    }
+}
+
+#[test]
+fn a_second_access_activates_an_inactive_file_page() {
+    use mmtwin::mm::mmzone::LruList;
+    let mut mm = boot("linux-3.0", 1, 1, "64M", "");
+    let f = mm.new_mapping(1);
+    let p = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
+    assert!(mm.add_to_page_cache_lru(p, f, 7));
+    assert!(!mm.add_to_page_cache_lru(p, f, 7), "an offset is cached once");
+    assert_eq!(mm.find_get_page(f, 7), Some(p));
+    assert_eq!(mm.nr_lru_pages(LruList::InactiveFile), 1);
+    mm.mark_page_accessed(p); // first access: PG_referenced
+    assert_eq!(mm.nr_lru_pages(LruList::InactiveFile), 1);
+    mm.mark_page_accessed(p); // second access: activated
+    assert_eq!(mm.nr_lru_pages(LruList::ActiveFile), 1);
+    assert_eq!(mm.events.get(VmStat::Pgactivate), 1);
+    let snap = mm.vmstat_snapshot();
+    assert_eq!(snap[VmStat::NrActiveFile as usize], 1);
+    assert_eq!(snap[VmStat::NrFilePages as usize], 1);
+    check_all(&mm).unwrap();
+    mm.del_page_from_lru_list(p);
+    mm.delete_from_page_cache(p);
+    mm.free_pages(p, 0, 0);
+    assert_eq!(mm.find_get_page(f, 7), None);
+    assert_eq!(mm.mapping(f).nrpages(), 0);
+    check_all(&mm).unwrap();
+}
+
+#[test]
+fn the_lru_checker_catches_a_page_on_the_wrong_list() {
+    let mut mm = boot("linux-6.x", 1, 1, "64M", "");
+    let p = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
+    mm.lru_cache_add(p, false);
+    check_all(&mm).unwrap();
+    // Flip PG_active without moving the page.
+    mm.pages[p as usize].flags |= mmtwin::mm::mm_types::PG_ACTIVE;
+    assert!(check_all(&mm).unwrap_err().contains("belongs on"));
+}

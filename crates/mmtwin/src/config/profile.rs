@@ -25,10 +25,10 @@ impl Profile {
         }
     }
 
-    pub fn alloc_policy(self) -> AllocPolicy {
+    pub fn alloc_policy(self) -> MmPolicy {
         match self {
-            Profile::Linux30 => AllocPolicy::LINUX_3_0,
-            Profile::Linux6x => AllocPolicy::LINUX_6_X,
+            Profile::Linux30 => MmPolicy::LINUX_3_0,
+            Profile::Linux6x => MmPolicy::LINUX_6_X,
         }
     }
 
@@ -64,19 +64,20 @@ pub struct PolicyOverrides {
     pub zonelist: Option<ZonelistPolicy>,
     pub atomic_reserve: Option<AtomicReserve>,
     pub zonelist_cache: Option<ZonelistCache>,
+    pub lru_owner: Option<LruOwner>,
     pub page_count_basis: Option<PageCountBasis>,
     pub merge_tail_heuristic: Option<bool>,
 }
 
 impl PolicyOverrides {
     /// Applies the overrides on top of a profile's policies.
-    pub fn apply(&self, base: AllocPolicy) -> AllocPolicy {
+    pub fn apply(&self, base: MmPolicy) -> MmPolicy {
         let mut p = base;
         macro_rules! set {
             ($($f:ident),*) => { $( if let Some(v) = self.$f { p.$f = v; } )* };
         }
         set!(watermark_setup, watermark_check, fallback, pcp, cold_refill, zonelist, atomic_reserve,
-             zonelist_cache, page_count_basis, merge_tail_heuristic);
+             zonelist_cache, lru_owner, page_count_basis, merge_tail_heuristic);
         p
     }
 }

@@ -8,7 +8,7 @@ use super::profile::{PolicyOverrides, Profile};
 use super::size::Duration;
 use super::sysctl::{SysctlOverrides, VmSysctl};
 use super::ConfigError;
-use crate::mm::policy::AllocPolicy;
+use crate::mm::policy::MmPolicy;
 use crate::mm::vmstat::Era;
 use crate::sim::cost::CostTable;
 use crate::workloads::WorkloadSpec;
@@ -85,7 +85,7 @@ pub struct ResolvedKernel {
     pub profile: Profile,
     pub era: Era,
     pub sysctl: VmSysctl,
-    pub policy: AllocPolicy,
+    pub policy: MmPolicy,
 }
 
 /// Everything one kernel's run depends on. A run is a pure function of this and the iteration.

@@ -127,7 +127,15 @@ impl Mm {
             max_pfn: max_pfn as Pfn,
             distance: layout.distance.clone(),
             now_ns: 0,
+            lruvecs: Vec::new(),
+            mappings: Vec::new(),
+            nr_file_pages_node: vec![0; layout.nodes.len()],
         };
+        let nr_lruvecs = match mm.policy.lru_owner {
+            LruOwner::PerZone => mm.zones.len(),
+            LruOwner::PerNode => mm.nodes.len(),
+        };
+        mm.lruvecs = vec![Lruvec::default(); nr_lruvecs];
         mm.free_boot_memory(layout);
         mm
     }

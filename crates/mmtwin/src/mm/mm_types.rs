@@ -12,6 +12,23 @@ use super::Pfn;
 /// The end of a list.
 pub const NIL: Pfn = Pfn::MAX;
 
+/// Page flag bits (enum pageflags). PG_MOVABLE_ALLOC (bit 0) lives in page_alloc.rs.
+pub const PG_LRU: u32 = 1 << 1;
+pub const PG_ACTIVE: u32 = 1 << 2;
+/// Referenced by a read/write since the last scan (mark_page_accessed).
+pub const PG_REFERENCED: u32 = 1 << 3;
+/// Anonymous or shmem: backed by swap, on the anon lists.
+pub const PG_SWAPBACKED: u32 = 1 << 4;
+pub const PG_DIRTY: u32 = 1 << 5;
+pub const PG_WRITEBACK: u32 = 1 << 6;
+/// Reclaim wants it freed when writeback completes.
+pub const PG_RECLAIM: u32 = 1 << 7;
+pub const PG_UNEVICTABLE: u32 = 1 << 8;
+/// Mapped into a page table whose accessed bit is set (what page_referenced finds).
+pub const PG_YOUNG: u32 = 1 << 9;
+/// Mapped into some process (page_mapped).
+pub const PG_MAPPED: u32 = 1 << 10;
+
 /// Where a page frame is. Checkers verify that every frame is in exactly one place.
 #[repr(u8)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -288,6 +288,48 @@ pub struct ZonelistCacheData {
     pub last_full_zap_ns: u64,
 }
 
+/// The LRU lists (enum lru_list), in kernel order.
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LruList {
+    InactiveAnon = 0,
+    ActiveAnon = 1,
+    InactiveFile = 2,
+    ActiveFile = 3,
+    Unevictable = 4,
+}
+
+/// Number of LRU lists.
+pub const NR_LRU_LISTS: usize = 5;
+
+impl LruList {
+    pub const ALL: [LruList; NR_LRU_LISTS] =
+        [LruList::InactiveAnon, LruList::ActiveAnon, LruList::InactiveFile, LruList::ActiveFile, LruList::Unevictable];
+
+    /// Returns true for the two file lists (is_file_lru).
+    pub fn is_file(self) -> bool {
+        matches!(self, LruList::InactiveFile | LruList::ActiveFile)
+    }
+
+    /// Returns true for the two active lists (is_active_lru).
+    pub fn is_active(self) -> bool {
+        matches!(self, LruList::ActiveAnon | LruList::ActiveFile)
+    }
+}
+
+/// One set of LRU lists (struct lruvec): per zone in 3.x, per node in 6.x.
+#[derive(Clone, Debug, Default)]
+pub struct Lruvec {
+    pub lists: [ListHead; NR_LRU_LISTS],
+}
+
+impl Lruvec {
+    /// Pages on list `lru` (lruvec_lru_size).
+    pub fn size(&self, lru: LruList) -> u64 {
+        self.lists[lru as usize].len as u64
+    }
+}
+
 /// Pageblock flag bits: bits 0..2 migratetype, bit 3 PB_migrate_skip.
 pub const PB_MIGRATETYPE_MASK: u8 = 0x7;
 pub const PB_MIGRATE_SKIP: u8 = 0x8;

@@ -6,14 +6,18 @@
 //! * `mm_init`    — building zones from a machine description, zonelists.
 //! * `page_alloc` — the buddy allocator, per-cpu lists, watermarks, lowmem_reserve, the zonelist walk.
 //! * `vmstat`     — /proc/vmstat counters and the /proc text dumps.
-//! * `vmscan`     — kswapd (reclaim proper arrives with the LRU lists).
+//! * `swap`       — LRU list maintenance (lru_cache_add, mark_page_accessed, activate_page).
+//! * `filemap`    — the page cache (address spaces).
+//! * `vmscan`     — kswapd and zone_reclaim's decisions (scanning arrives with reclaim).
 
+pub mod filemap;
 pub mod gfp;
 pub mod mm_init;
 pub mod mm_types;
 pub mod mmzone;
 pub mod page_alloc;
 pub mod policy;
+pub mod swap;
 pub mod vmscan;
 pub mod vmstat;
 

@@ -2,7 +2,7 @@
 //! migratetypes and stealing, per-cpu lists, watermarks and lowmem_reserve, and the zonelist walk.
 //!
 //! Each function models the kernel function of the same name; the era-dependent ones dispatch on
-//! `AllocPolicy` (see `policy.rs`). Work done is charged to `Mm::cost_ns` from the cost table, so
+//! `MmPolicy` (see `policy.rs`). Work done is charged to `Mm::cost_ns` from the cost table, so
 //! the time an allocation takes comes out of what it did.
 
 use super::gfp::*;
@@ -30,7 +30,7 @@ pub struct Mm {
     pub events: VmEvents,
     /// Anonymous pages mapped, per node (NR_ANON_MAPPED).
     pub nr_anon_pages_node: Vec<u64>,
-    pub policy: AllocPolicy,
+    pub policy: MmPolicy,
     pub era: Era,
     pub sysctl: VmSysctl,
     /// min_free_kbytes in effect (computed unless the scenario set it).
@@ -50,6 +50,12 @@ pub struct Mm {
     pub distance: Vec<Vec<u32>>,
     /// Simulated time, kept current by the engine (the allocator's `jiffies`).
     pub now_ns: u64,
+    /// LRU lists: one lruvec per zone (3.x) or per node (6.x); see `page_lruvec`.
+    pub lruvecs: Vec<Lruvec>,
+    /// Page cache address spaces; id i + 1 is `mappings[i]`.
+    pub mappings: Vec<super::filemap::AddressSpace>,
+    /// File pages in the page cache, per node (NR_FILE_PAGES).
+    pub nr_file_pages_node: Vec<u64>,
 }
 
 /// Which zones an allocation may use and in what order (struct alloc_context).
@@ -1469,6 +1475,7 @@ impl Mm {
     pub fn free_pages_hint(&mut self, pfn: Pfn, order: usize, cpu: usize, cold: bool) {
         debug_assert_eq!(self.pages[pfn as usize].state(), PageState::Allocated, "double free of pfn {pfn}");
         debug_assert_eq!(self.pages[pfn as usize].order as usize, order, "free of pfn {pfn} at wrong order");
+        debug_assert_eq!(self.pages[pfn as usize].flags & super::mm_types::PG_LRU, 0, "free of pfn {pfn} still on an LRU");
         let zid = self.page_zone(pfn);
         self.pages[pfn as usize].flags = 0;
         self.events.count(VmStat::Pgfree, 1 << order);

@@ -113,10 +113,20 @@ pub enum PageCountBasis {
     Managed,
 }
 
-/// The allocator's policies, resolved (every field set).
+/// Where the LRU lists live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LruOwner {
+    /// 2.6.28–4.7: one set of LRU lists per zone (zone->lruvec).
+    PerZone,
+    /// 4.8+: one set per node (pgdat->__lruvec), reclaim is node-based.
+    PerNode,
+}
+
+/// The memory manager's era policies, resolved (every field set).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AllocPolicy {
+pub struct MmPolicy {
     pub watermark_setup: WatermarkSetup,
     pub watermark_check: WatermarkCheck,
     pub fallback: FallbackPolicy,
@@ -125,15 +135,16 @@ pub struct AllocPolicy {
     pub zonelist: ZonelistPolicy,
     pub atomic_reserve: AtomicReserve,
     pub zonelist_cache: ZonelistCache,
+    pub lru_owner: LruOwner,
     pub page_count_basis: PageCountBasis,
     /// buddy_merge_likely (both eras): free a block to the list tail when its parent's buddy is
     /// free, so it stays free long enough to merge.
     pub merge_tail_heuristic: bool,
 }
 
-impl AllocPolicy {
+impl MmPolicy {
     /// Linux 3.0/3.1 (2011).
-    pub const LINUX_3_0: AllocPolicy = AllocPolicy {
+    pub const LINUX_3_0: MmPolicy = MmPolicy {
         watermark_setup: WatermarkSetup::MinQuarterHalf,
         watermark_check: WatermarkCheck::OrderHalving,
         fallback: FallbackPolicy::StealLargestHalfBlock,
@@ -142,12 +153,13 @@ impl AllocPolicy {
         zonelist: ZonelistPolicy::NumaZonelistOrder,
         atomic_reserve: AtomicReserve::MigrateReserve,
         zonelist_cache: ZonelistCache::Vanilla,
+        lru_owner: LruOwner::PerZone,
         page_count_basis: PageCountBasis::Present,
         merge_tail_heuristic: true,
     };
 
     /// Linux 6.x (read from 6.12).
-    pub const LINUX_6_X: AllocPolicy = AllocPolicy {
+    pub const LINUX_6_X: MmPolicy = MmPolicy {
         watermark_setup: WatermarkSetup::ScaleFactor,
         watermark_check: WatermarkCheck::FreeListPresence,
         fallback: FallbackPolicy::StealAlikeBoost,
@@ -156,6 +168,7 @@ impl AllocPolicy {
         zonelist: ZonelistPolicy::NodeOrder,
         atomic_reserve: AtomicReserve::Highatomic,
         zonelist_cache: ZonelistCache::None,
+        lru_owner: LruOwner::PerNode,
         page_count_basis: PageCountBasis::Managed,
         merge_tail_heuristic: true,
     };

@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::mmzone::{MigrateType, ZoneType, MIGRATE_TYPES, WMARK_HIGH, WMARK_LOW, WMARK_MIN, WMARK_PROMO};
+use super::mmzone::{LruList, MigrateType, ZoneType, MIGRATE_TYPES, WMARK_HIGH, WMARK_LOW, WMARK_MIN, WMARK_PROMO};
 use super::page_alloc::Mm;
 use super::{NR_PAGE_ORDERS, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER};
 
@@ -223,6 +223,12 @@ impl Mm {
         }
         out[VmStat::NrFreePages as usize] = self.zones.iter().map(|z| z.nr_free_pages).sum();
         out[VmStat::NrAnonPages as usize] = self.nr_anon_pages_node.iter().sum::<u64>() as i64;
+        out[VmStat::NrFilePages as usize] = self.nr_file_pages_node.iter().sum::<u64>() as i64;
+        out[VmStat::NrInactiveAnon as usize] = self.nr_lru_pages(LruList::InactiveAnon) as i64;
+        out[VmStat::NrActiveAnon as usize] = self.nr_lru_pages(LruList::ActiveAnon) as i64;
+        out[VmStat::NrInactiveFile as usize] = self.nr_lru_pages(LruList::InactiveFile) as i64;
+        out[VmStat::NrActiveFile as usize] = self.nr_lru_pages(LruList::ActiveFile) as i64;
+        out[VmStat::NrUnevictable as usize] = self.nr_lru_pages(LruList::Unevictable) as i64;
         out
     }
 

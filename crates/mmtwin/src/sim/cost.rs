@@ -39,6 +39,10 @@ pub struct CostTable {
     pub kswapd_pass_ns: u64,
     /// One vmstat_update run on a CPU (folding counters, visiting each zone's pcp).
     pub vmstat_update_ns: u64,
+    /// Adding a page to or taking it off an LRU list, under the LRU lock.
+    pub lru_op_ns: u64,
+    /// Inserting a page into or deleting it from a file's page cache (radix tree / xarray).
+    pub page_cache_op_ns: u64,
 }
 
 impl Default for CostTable {
@@ -58,6 +62,8 @@ impl Default for CostTable {
             wakeup_ns: 1500,
             kswapd_pass_ns: 2000,
             vmstat_update_ns: 1000,
+            lru_op_ns: 40,
+            page_cache_op_ns: 120,
         }
     }
 }

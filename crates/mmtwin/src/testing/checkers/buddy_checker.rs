@@ -1,6 +1,7 @@
 //! The buddy and per-cpu lists against the page frames.
 
-use crate::mm::mm_types::{PageState, NIL};
+use super::walk;
+use crate::mm::mm_types::PageState;
 use crate::mm::mmzone::{pindex_to_order, MigrateType, NR_PCP_LISTS};
 use crate::mm::policy::PcpPolicy;
 use crate::mm::vmstat::Era;
@@ -114,26 +115,4 @@ pub fn check(mm: &Mm) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Walks a list from head to tail checking the back links and the length.
-fn walk(mm: &Mm, head: Pfn, tail: Pfn, len: u32, what: &str) -> Result<Vec<Pfn>, String> {
-    let mut out = Vec::new();
-    let mut prev = NIL;
-    let mut cur = head;
-    while cur != NIL {
-        if out.len() > len as usize {
-            return Err(format!("{what}: longer than its length {len} (a cycle?)"));
-        }
-        if mm.pages[cur as usize].prev != prev {
-            return Err(format!("{what}: pfn {cur}'s prev link is {} not {prev}", mm.pages[cur as usize].prev));
-        }
-        out.push(cur);
-        prev = cur;
-        cur = mm.pages[cur as usize].next;
-    }
-    if prev != tail || out.len() != len as usize {
-        return Err(format!("{what}: walked {} pages ending at {prev}, but the head says {len} ending at {tail}", out.len()));
-    }
-    Ok(out)
 }

@@ -2,16 +2,43 @@
 //!
 //! * `buddy_checker`     — every frame is in exactly one place; free counts equal list lengths;
 //!                         no two free buddies are left unmerged; lists are well linked.
+//! * `lru_checker`       — every LRU page is allocated, flagged PG_lru and on the list and
+//!                         lruvec its flags and zone name; no PG_lru page is off the lists.
 //! * `watermark_checker` — watermarks are ordered and fit within the zone's managed pages.
 
 pub mod buddy_checker;
+pub mod lru_checker;
 pub mod watermark_checker;
 
-use crate::mm::Mm;
+use crate::mm::mm_types::NIL;
+use crate::mm::{Mm, Pfn};
 
 /// Runs every checker; the first violation is returned as a message.
 pub fn check_all(mm: &Mm) -> Result<(), String> {
     buddy_checker::check(mm)?;
+    lru_checker::check(mm)?;
     watermark_checker::check(mm)?;
     Ok(())
+}
+
+/// Walks a list from head to tail checking the back links and the length.
+pub(crate) fn walk(mm: &Mm, head: Pfn, tail: Pfn, len: u32, what: &str) -> Result<Vec<Pfn>, String> {
+    let mut out = Vec::new();
+    let mut prev = NIL;
+    let mut cur = head;
+    while cur != NIL {
+        if out.len() > len as usize {
+            return Err(format!("{what}: longer than its length {len} (a cycle?)"));
+        }
+        if mm.pages[cur as usize].prev != prev {
+            return Err(format!("{what}: pfn {cur}'s prev link is {} not {prev}", mm.pages[cur as usize].prev));
+        }
+        out.push(cur);
+        prev = cur;
+        cur = mm.pages[cur as usize].next;
+    }
+    if prev != tail || out.len() != len as usize {
+        return Err(format!("{what}: walked {} pages ending at {prev}, but the head says {len} ending at {tail}", out.len()));
+    }
+    Ok(out)
 }

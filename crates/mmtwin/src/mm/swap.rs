@@ -1,0 +1,100 @@
+//! LRU list maintenance (mm/swap.c, include/linux/mm_inline.h): adding pages to the LRU,
+//! promotion on a second access, and removal.
+//!
+//! Pages go straight onto the lists; the kernel batches additions in per-CPU pagevecs of 14
+//! (15 in later kernels), which only delays them by a few pages.
+
+use super::mm_types::*;
+use super::mmzone::{LruList, Lruvec};
+use super::page_alloc::Mm;
+use super::policy::LruOwner;
+use super::vmstat::VmStat;
+use super::Pfn;
+
+impl Mm {
+    /// The index in `Mm::lruvecs` of the lists a page belongs on (mem_cgroup_page_lruvec):
+    /// its zone in 3.x, its node in 6.x.
+    #[inline(always)]
+    pub fn page_lruvec(&self, pfn: Pfn) -> usize {
+        match self.policy.lru_owner {
+            LruOwner::PerZone => self.page_zone(pfn),
+            LruOwner::PerNode => self.page_to_nid(pfn),
+        }
+    }
+
+    /// The LRU list a page's flags say it belongs on (page_lru).
+    #[inline(always)]
+    pub fn page_lru(&self, pfn: Pfn) -> LruList {
+        let f = self.pages[pfn as usize].flags;
+        if f & PG_UNEVICTABLE != 0 {
+            return LruList::Unevictable;
+        }
+        match (f & PG_SWAPBACKED != 0, f & PG_ACTIVE != 0) {
+            (true, false) => LruList::InactiveAnon,
+            (true, true) => LruList::ActiveAnon,
+            (false, false) => LruList::InactiveFile,
+            (false, true) => LruList::ActiveFile,
+        }
+    }
+
+    /// Puts a page at the head of the list its flags name (add_page_to_lru_list).
+    pub fn add_page_to_lru_list(&mut self, pfn: Pfn) {
+        debug_assert_eq!(self.pages[pfn as usize].flags & PG_LRU, 0, "pfn {pfn} already on an LRU");
+        let lru = self.page_lru(pfn);
+        let v = self.page_lruvec(pfn);
+        list_add(&mut self.pages, &mut self.lruvecs[v].lists[lru as usize], pfn);
+        self.pages[pfn as usize].flags |= PG_LRU;
+        self.cost_ns += self.costs.lru_op_ns;
+    }
+
+    /// Takes a page off its LRU list (del_page_from_lru_list + ClearPageLRU).
+    pub fn del_page_from_lru_list(&mut self, pfn: Pfn) {
+        debug_assert_ne!(self.pages[pfn as usize].flags & PG_LRU, 0, "pfn {pfn} is on no LRU");
+        let lru = self.page_lru(pfn);
+        let v = self.page_lruvec(pfn);
+        list_del(&mut self.pages, &mut self.lruvecs[v].lists[lru as usize], pfn);
+        self.pages[pfn as usize].flags &= !PG_LRU;
+        self.cost_ns += self.costs.lru_op_ns;
+    }
+
+    /// Adds a newly allocated page to the LRU (lru_cache_add). `active` is where it starts: 3.x
+    /// puts new anonymous pages on the active list (lru_cache_add_lru(page, LRU_ACTIVE_ANON)),
+    /// file pages start inactive.
+    pub fn lru_cache_add(&mut self, pfn: Pfn, active: bool) {
+        if active {
+            self.pages[pfn as usize].flags |= PG_ACTIVE;
+        } else {
+            self.pages[pfn as usize].flags &= !PG_ACTIVE;
+        }
+        self.add_page_to_lru_list(pfn);
+    }
+
+    /// Moves an inactive LRU page to its active list (activate_page), counting pgactivate.
+    pub fn activate_page(&mut self, pfn: Pfn) {
+        let f = self.pages[pfn as usize].flags;
+        if f & PG_LRU == 0 || f & PG_ACTIVE != 0 || f & PG_UNEVICTABLE != 0 {
+            return;
+        }
+        self.del_page_from_lru_list(pfn);
+        self.pages[pfn as usize].flags |= PG_ACTIVE;
+        self.add_page_to_lru_list(pfn);
+        self.events.count(VmStat::Pgactivate, 1);
+    }
+
+    /// Records a read or write of a page through a syscall (mark_page_accessed): the first
+    /// access sets PG_referenced; a second one on an inactive LRU page activates it.
+    pub fn mark_page_accessed(&mut self, pfn: Pfn) {
+        let f = self.pages[pfn as usize].flags;
+        if f & PG_ACTIVE == 0 && f & PG_UNEVICTABLE == 0 && f & PG_REFERENCED != 0 && f & PG_LRU != 0 {
+            self.activate_page(pfn);
+            self.pages[pfn as usize].flags &= !PG_REFERENCED;
+        } else if f & PG_REFERENCED == 0 {
+            self.pages[pfn as usize].flags |= PG_REFERENCED;
+        }
+    }
+
+    /// The LRU sizes summed over every lruvec (global_page_state(NR_LRU_BASE + lru)).
+    pub fn nr_lru_pages(&self, lru: LruList) -> u64 {
+        self.lruvecs.iter().map(|v: &Lruvec| v.size(lru)).sum()
+    }
+}
