@@ -574,3 +574,14 @@ fn the_lru_checker_catches_a_page_on_the_wrong_list() {
     mm.pages[p as usize].flags |= mmtwin::mm::mm_types::PG_ACTIVE;
     assert!(check_all(&mm).unwrap_err().contains("belongs on"));
 }
+
+#[test]
+fn default_zonelist_order_3x_picks_zone_order_only_when_low_memory_is_small() {
+    use ZoneType::*;
+    // 2 × 8G: node 0 has 4G below 4G and 4G of Normal, node 1 only Normal: zone order.
+    let mm = boot("linux-3.0", 2, 1, "8G", "");
+    assert_eq!(mm.nodes[0].zonelist[..2], [zid(0, Normal), zid(1, Normal)]);
+    // 2 × 2G: node 0 has no Normal zone at all: node order.
+    let mm = boot("linux-3.0", 2, 1, "2G", "");
+    assert_eq!(mm.nodes[0].zonelist, vec![zid(0, Dma32), zid(0, Dma), zid(1, Dma32)]);
+}

@@ -239,41 +239,40 @@ impl Mm {
     /// 3.x default_zonelist_order: node order when a node lacks Normal memory or DMA/DMA32 is
     /// big; zone order otherwise.
     fn default_zonelist_order(&self) -> NumaZonelistOrder {
-        let mut low = 0u64;
-        let mut total = 0u64;
-        for n in &self.nodes {
-            for zt in ZoneType::ALL {
-                let z = &self.zones[n.first_zone + zt as usize];
-                if z.populated() {
-                    if zt < ZoneType::Normal {
-                        low += z.present_pages;
-                    }
-                    total += z.present_pages;
-                } else if zt == ZoneType::Normal {
-                    return NumaZonelistOrder::Node;
-                }
-            }
+        let sizes: Vec<(u64, u64, bool)> = (0..self.nodes.len()).map(|nid| self.node_lowmem(nid)).collect();
+        // A node with only low memory: kernel allocations should stay local.
+        if sizes.iter().any(|&(_, _, has_normal)| !has_normal) {
+            return NumaZonelistOrder::Node;
         }
+        let low: u64 = sizes.iter().map(|s| s.0).sum();
+        let total: u64 = sizes.iter().map(|s| s.1).sum();
         if low == 0 || low > total / 2 {
             return NumaZonelistOrder::Node;
         }
         let average = total / (self.nodes.len() as u64 + 1);
-        for n in &self.nodes {
-            let (mut low, mut total) = (0u64, 0u64);
-            for zt in ZoneType::ALL {
-                let z = &self.zones[n.first_zone + zt as usize];
-                if z.populated() {
-                    if zt < ZoneType::Normal {
-                        low += z.present_pages;
-                    }
-                    total += z.present_pages;
-                }
-            }
+        for &(low, total, _) in &sizes {
             if low > 0 && total > average && low > total * 70 / 100 {
                 return NumaZonelistOrder::Node;
             }
         }
         NumaZonelistOrder::Zone
+    }
+
+    /// A node's present pages below ZONE_NORMAL, its present pages in all, and whether its
+    /// Normal zone is populated (the sizes default_zonelist_order weighs).
+    fn node_lowmem(&self, nid: usize) -> (u64, u64, bool) {
+        let first = self.nodes[nid].first_zone;
+        let (mut low, mut total) = (0, 0);
+        for zt in ZoneType::ALL {
+            let z = &self.zones[first + zt as usize];
+            if z.populated() {
+                if zt < ZoneType::Normal {
+                    low += z.present_pages;
+                }
+                total += z.present_pages;
+            }
+        }
+        (low, total, self.zones[first + ZoneType::Normal as usize].populated())
     }
 
     /// Builds every node's fallback zonelist (build_all_zonelists / build_zonelists), and
