@@ -585,3 +585,18 @@ fn default_zonelist_order_3x_picks_zone_order_only_when_low_memory_is_small() {
     let mm = boot("linux-3.0", 2, 1, "2G", "");
     assert_eq!(mm.nodes[0].zonelist, vec![zid(0, Dma32), zid(0, Dma), zid(1, Dma32)]);
 }
+
+#[test]
+fn reserve_pages_freed_through_the_pcp_return_to_the_reserve_3x() {
+    use mmtwin::mm::mmzone::MigrateType;
+    let mut mm = boot("linux-3.0", 1, 1, "64M", "sysctl = { min_free_kbytes = 128 }");
+    let z = zid(0, ZoneType::Dma32);
+    // Find a MIGRATE_RESERVE pageblock and take one of its pages.
+    let blocks = drain_zone(&mut mm, z);
+    let (p, _) = *blocks.iter().find(|&&(p, _)| mm.get_pageblock_migratetype(p) == MigrateType::Reserve).unwrap();
+    mm.pages[p as usize].order = 0;
+    mm.free_pages(p, 0, 0);
+    assert_eq!(mm.zones[z].pcp[0].lists[MigrateType::Movable as usize].head, p, "a reserve page sits on the movable pcp list");
+    mm.drain_all_pages();
+    assert_eq!(nr_free(&mm, z, 0, MigrateType::Reserve), 1, "and drains back to the reserve's free list");
+}

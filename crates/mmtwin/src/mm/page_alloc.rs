@@ -791,7 +791,10 @@ impl Mm {
     /// Frees a block of `order` to `cpu`'s pcp list, draining a batch when the list is over its
     /// high mark (free_unref_page / 3.x free_hot_cold_page).
     fn free_unref_page(&mut self, zid: usize, cpu: usize, pfn: Pfn, order: usize, cold: bool) {
-        let mut mt = self.get_pageblock_migratetype(pfn);
+        // page_private keeps the pageblock's type (3.x frees the page back to that type's buddy
+        // list when the pcp list drains, so RESERVE pages return to the reserve).
+        let block_mt = self.get_pageblock_migratetype(pfn);
+        let mut mt = block_mt;
         if !mt.is_pcptype() {
             if mt == MigrateType::Isolate {
                 self.__free_one_page(zid, pfn, order, mt);
@@ -806,7 +809,7 @@ impl Mm {
             let p = &mut self.pages[pfn as usize];
             p.set_state(PageState::Pcp);
             p.order = order as u8;
-            p.private = mt as u8;
+            p.private = block_mt as u8;
         }
         match self.policy.pcp {
             PcpPolicy::Order0HotCold => {
