@@ -1085,20 +1085,7 @@ impl Mm {
             }
         }
         if page.is_none() {
-            self.cost_ns += self.costs.zone_lock_ns;
-            self.zones[zid].pcp[cpu].stat_diff = true;
-            if alloc_flags & ALLOC_HIGHATOMIC != 0 && self.policy.atomic_reserve == AtomicReserve::Highatomic {
-                page = self.__rmqueue_smallest(zid, order, MigrateType::HighAtomic);
-            }
-            if page.is_none() {
-                page = self.__rmqueue(zid, order, mt, alloc_flags);
-                if page.is_none()
-                    && alloc_flags & (ALLOC_OOM | ALLOC_HARDER) != 0
-                    && self.policy.atomic_reserve == AtomicReserve::Highatomic
-                {
-                    page = self.__rmqueue_smallest(zid, order, MigrateType::HighAtomic);
-                }
-            }
+            page = self.rmqueue_buddy(zid, cpu, order, alloc_flags, mt);
         }
         let pfn = page?;
         {
@@ -1111,11 +1098,38 @@ impl Mm {
         self.events.count(VmStat::for_zone(VmStat::PgallocDma, zt), 1 << order);
         self.zone_statistics(preferred, zid, cpu);
         if alloc_flags & ALLOC_KSWAPD != 0 && self.zones[zid].flags & ZONE_BOOSTED_WATERMARK != 0 {
-            self.zones[zid].flags &= !ZONE_BOOSTED_WATERMARK;
-            let z = &self.zones[zid];
-            self.wakeup_kswapd(z.node, 0, z.zone_type as usize);
+            self.wake_for_boost(zid);
         }
         Some(pfn)
+    }
+
+    /// Takes a block straight from the buddy lists under the zone lock (rmqueue_buddy): first
+    /// the highatomic reserve for high-order atomic requests, then __rmqueue, then the reserve
+    /// again for non-blocking or OOM requests.
+    #[inline(never)]
+    fn rmqueue_buddy(&mut self, zid: usize, cpu: usize, order: usize, alloc_flags: AllocFlags, mt: MigrateType) -> Option<Pfn> {
+        self.cost_ns += self.costs.zone_lock_ns;
+        self.zones[zid].pcp[cpu].stat_diff = true;
+        let highatomic = self.policy.atomic_reserve == AtomicReserve::Highatomic;
+        if alloc_flags & ALLOC_HIGHATOMIC != 0 && highatomic {
+            if let Some(p) = self.__rmqueue_smallest(zid, order, MigrateType::HighAtomic) {
+                return Some(p);
+            }
+        }
+        let page = self.__rmqueue(zid, order, mt, alloc_flags);
+        if page.is_none() && alloc_flags & (ALLOC_OOM | ALLOC_HARDER) != 0 && highatomic {
+            return self.__rmqueue_smallest(zid, order, MigrateType::HighAtomic);
+        }
+        page
+    }
+
+    /// A boosted zone served an allocation: wake kswapd to reclaim the boost.
+    #[cold]
+    #[inline(never)]
+    fn wake_for_boost(&mut self, zid: usize) {
+        self.zones[zid].flags &= !ZONE_BOOSTED_WATERMARK;
+        let (node, zt) = (self.zones[zid].node, self.zones[zid].zone_type as usize);
+        self.wakeup_kswapd(node, 0, zt);
     }
 
     /// NUMA hit/miss/local/other accounting (zone_statistics).
