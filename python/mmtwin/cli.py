@@ -97,11 +97,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             fail(f"{out}: already exists; choose another -o DIR or pass --force to replace it")
     else:
         out = default_output(resolved["name"])
-    jobs = max(1, args.jobs or os.cpu_count() or 1)
-    check_fits(args.scenario, resolved, jobs)
+    if args.jobs is not None and args.jobs < 1:
+        fail(f"--jobs must be at least 1, not {args.jobs}")
     iterations = resolved["iterations"]
     kernels = resolved["kernels"]
     work = [(k, i) for k in kernels for i in range(iterations)]
+    jobs = min(len(work), args.jobs or os.cpu_count() or 1)
+    check_fits(args.scenario, resolved, jobs)
     runs: dict[str, list[dict[str, Any]]] = {k["name"]: [None] * iterations for k in kernels}  # type: ignore[list-item]
     started = time.monotonic()
     progress = make_progress(args.quiet)
