@@ -124,7 +124,6 @@ impl Mm {
             costs: cfg.costs,
             cost_ns: 0,
             kswapd_wakeups: Vec::new(),
-            max_pfn: max_pfn as Pfn,
             distance: layout.distance.clone(),
             now_ns: 0,
             lruvecs: Vec::new(),

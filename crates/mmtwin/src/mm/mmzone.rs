@@ -236,16 +236,6 @@ impl Zone {
         self.wmark_pages(WMARK_HIGH)
     }
 
-    /// Free pages on the buddy lists (zone_page_state(zone, NR_FREE_PAGES)).
-    #[inline(always)]
-    pub fn free_pages(&self) -> i64 {
-        self.nr_free_pages
-    }
-
-    /// Pages held on all CPUs' pcp lists of this zone.
-    pub fn pcp_pages(&self) -> u64 {
-        self.pcp.iter().map(|p| p.count as u64).sum()
-    }
 }
 
 /// A node (pg_data_t).

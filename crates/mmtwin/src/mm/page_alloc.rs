@@ -44,8 +44,6 @@ pub struct Mm {
     pub cost_ns: u64,
     /// Nodes whose kswapd was woken and not yet told (drained by the engine).
     pub kswapd_wakeups: Vec<usize>,
-    /// One past the highest pfn.
-    pub max_pfn: Pfn,
     /// NUMA distances (node_distance).
     pub distance: Vec<Vec<u32>>,
     /// Simulated time, kept current by the engine (the allocator's `jiffies`).

@@ -315,7 +315,7 @@ impl Mm {
             let start = z.zone_start_pfn as u64 & !(PAGEBLOCK_NR_PAGES - 1);
             let mut pfn = start;
             while pfn < z.zone_end_pfn() as u64 {
-                if self.pfn_valid(pfn as u32) || self.block_has_present(pfn as u32) {
+                if self.block_has_present(pfn as u32) {
                     counts[self.get_pageblock_migratetype(pfn as u32) as usize] += 1;
                 }
                 pfn += PAGEBLOCK_NR_PAGES;
