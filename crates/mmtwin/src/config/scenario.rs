@@ -1,4 +1,4 @@
-//! The scenario file and its resolution into one `RunConfig` per kernel.
+//! The scenario file and its resolution into one `RunConfig` per (workload, kernel) pair.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -62,6 +62,55 @@ impl Default for Sampling {
     }
 }
 
+/// The scenario's benchmarks: one `[workload]` table, or an array of `[[workload]]` tables that
+/// run one after another like the tests of an MMTests config.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Workloads {
+    /// `[workload]`.
+    One(WorkloadSpec),
+    /// `[[workload]]` entries, in scenario order.
+    Many(Vec<WorkloadSpec>),
+}
+
+impl Workloads {
+    pub fn as_slice(&self) -> &[WorkloadSpec] {
+        match self {
+            Workloads::One(w) => std::slice::from_ref(w),
+            Workloads::Many(ws) => ws,
+        }
+    }
+
+    /// The key path of entry `i` as written in the file: "workload" or "workload[i]".
+    fn key(&self, i: usize) -> String {
+        match self {
+            Workloads::One(_) => "workload".to_string(),
+            Workloads::Many(_) => format!("workload[{i}]"),
+        }
+    }
+}
+
+/// Dispatches on what `workload` is in the file, so that errors inside a single table read as
+/// they always did ("workload: ...") and errors inside an array entry name it ("workload[1]: ...").
+impl<'de> Deserialize<'de> for Workloads {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Workloads;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a [workload] table or an array of [[workload]] tables")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Workloads, A::Error> {
+                WorkloadSpec::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Workloads::One)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Workloads, A::Error> {
+                Vec::deserialize(serde::de::value::SeqAccessDeserializer::new(seq)).map(Workloads::Many)
+            }
+        }
+        de.deserialize_any(V)
+    }
+}
+
 /// A scenario file as written.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -70,7 +119,7 @@ pub struct Scenario {
     pub machine: MachineSpec,
     #[serde(rename = "kernel")]
     pub kernels: Vec<KernelSpec>,
-    pub workload: WorkloadSpec,
+    pub workload: Workloads,
     #[serde(default)]
     pub costs: CostTable,
     #[serde(default)]
@@ -88,10 +137,14 @@ pub struct ResolvedKernel {
     pub policy: MmPolicy,
 }
 
-/// Everything one kernel's run depends on. A run is a pure function of this and the iteration.
+/// Everything one kernel's run of one workload depends on. A run is a pure function of this and
+/// the iteration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunConfig {
+    /// The benchmark's name in results: `WorkloadSpec::benchmark()`, with "-2", "-3", … for the
+    /// second, third, … workload of the scenario with the same benchmark.
+    pub results_name: String,
     pub scenario: ScenarioMeta,
     pub machine: MachineSpec,
     pub kernel: ResolvedKernel,
@@ -157,19 +210,65 @@ impl Scenario {
             return Err(ConfigError::new("sampling.interval", "must be at least 1ms"));
         }
         let layout = self.machine.layout()?;
-        self.workload.validate(&layout)?;
+        if self.workloads().is_empty() {
+            return Err(ConfigError::new("workload", "the scenario needs at least one workload; the [[workload]] array is empty"));
+        }
+        for (i, w) in self.workloads().iter().enumerate() {
+            // A workload reports keys as "workload.<field>"; name the array entry instead.
+            w.validate(&layout).map_err(|e| match e.key.strip_prefix("workload") {
+                Some(rest) => ConfigError::new(format!("{}{rest}", self.workload.key(i)), e.message),
+                None => e,
+            })?;
+        }
         Ok(())
     }
 
-    /// One resolved configuration per kernel, in scenario order.
+    /// The workloads in scenario order (one for a `[workload]` table).
+    pub fn workloads(&self) -> &[WorkloadSpec] {
+        self.workload.as_slice()
+    }
+
+    /// The results name of each workload, in scenario order: its benchmark name, with "-2",
+    /// "-3", … appended for the second, third, … workload of the same benchmark.
+    pub fn results_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for w in self.workloads() {
+            let base = w.benchmark();
+            let mut name = base.to_string();
+            let mut n = 1;
+            while names.contains(&name) {
+                n += 1;
+                name = format!("{base}-{n}");
+            }
+            names.push(name);
+        }
+        names
+    }
+
+    /// One resolved configuration per (workload, kernel) pair: the kernels of the first workload
+    /// in scenario order, then those of the second, and so on.
     pub fn resolve(&self) -> Vec<RunConfig> {
+        self.resolve_by_workload().into_iter().flatten().collect()
+    }
+
+    /// The resolved configurations grouped by workload: one list of per-kernel configurations
+    /// (in scenario order) per workload (in scenario order).
+    pub fn resolve_by_workload(&self) -> Vec<Vec<RunConfig>> {
         let mut machine = self.machine.clone();
         machine.resolve();
         let layout = machine.layout().expect("validated");
-        let workload = self.workload.resolved(&layout);
+        self.workloads()
+            .iter()
+            .zip(self.results_names())
+            .map(|(w, name)| self.resolve_workload(&machine, w.resolved(&layout), name))
+            .collect()
+    }
+
+    fn resolve_workload(&self, machine: &MachineSpec, workload: WorkloadSpec, results_name: String) -> Vec<RunConfig> {
         self.kernels
             .iter()
             .map(|k| RunConfig {
+                results_name: results_name.clone(),
                 scenario: self.scenario.clone(),
                 machine: machine.clone(),
                 kernel: ResolvedKernel {
@@ -255,5 +354,79 @@ type = "anon-churn"
         let bad = MINIMAL.replace("cpus = 2", "cpus = \"two\"");
         let e = Scenario::parse(&bad).unwrap_err();
         assert!(e.key.starts_with("machine.nodes"), "{e}");
+    }
+
+    /// MINIMAL with its `[workload]` table replaced by `entries` (the text after `type = `).
+    fn with_workloads(entries: &[&str]) -> String {
+        let head = MINIMAL.split("[workload]").next().unwrap();
+        let mut text = head.to_string();
+        for e in entries {
+            text += &format!("[[workload]]\ntype = {e}\n");
+        }
+        text
+    }
+
+    #[test]
+    fn a_workload_array_resolves_one_config_per_workload_and_kernel() {
+        let text = with_workloads(&["\"anon-churn\"\nduration = \"1s\"", "\"anon-churn\"\nduration = \"2s\""])
+            .replacen("[[workload]]", "[[kernel]]\nname = \"new\"\nprofile = \"linux-6.x\"\n[[workload]]", 1);
+        let s = Scenario::parse(&text).unwrap();
+        assert_eq!(s.workloads().len(), 2);
+        let by = s.resolve_by_workload();
+        assert_eq!(by.len(), 2);
+        let names: Vec<_> = by.iter().map(|ks| ks.iter().map(|c| (c.results_name.as_str(), c.kernel.name.as_str())).collect::<Vec<_>>()).collect();
+        assert_eq!(names, vec![vec![("anonchurn", "old"), ("anonchurn", "new")], vec![("anonchurn-2", "old"), ("anonchurn-2", "new")]]);
+        assert_eq!(s.resolve(), by.concat());
+        assert_ne!(by[0][0].workload, by[1][0].workload);
+        assert_ne!(by[0][0].hash(), by[1][0].hash());
+        for c in s.resolve() {
+            assert_eq!(RunConfig::parse(&c.to_toml()).unwrap(), c);
+        }
+    }
+
+    #[test]
+    fn a_table_and_a_one_entry_array_run_the_same_workload() {
+        let one = Scenario::parse(MINIMAL).unwrap().resolve();
+        let arr = Scenario::parse(&with_workloads(&["\"anon-churn\""])).unwrap().resolve();
+        assert_eq!(one, arr);
+        assert_eq!(one[0].results_name, "anonchurn");
+    }
+
+    #[test]
+    fn repeated_benchmarks_are_numbered_in_scenario_order() {
+        let s = Scenario::parse(&with_workloads(&["\"anon-churn\""; 3])).unwrap();
+        assert_eq!(s.results_names(), vec!["anonchurn", "anonchurn-2", "anonchurn-3"]);
+    }
+
+    #[test]
+    fn an_empty_workload_array_is_an_error_naming_the_key() {
+        let text = format!("workload = []\n{}", MINIMAL.split("[workload]").next().unwrap());
+        let e = Scenario::parse(&text).unwrap_err();
+        assert_eq!(e.key, "workload");
+        assert!(e.message.contains("at least one workload"), "{e}");
+    }
+
+    #[test]
+    fn errors_inside_the_workload_array_name_the_entry() {
+        let e = Scenario::parse(&with_workloads(&["\"anon-churn\"", "\"kernbench\""])).unwrap_err();
+        assert_eq!(e.key, "workload[1].type");
+        assert!(e.message.contains("unknown variant `kernbench`, expected `anon-churn`"), "{e}");
+        let e = Scenario::parse(&with_workloads(&["\"anon-churn\"", "\"anon-churn\"\nduraton = \"1s\""])).unwrap_err();
+        assert_eq!(e.key, "workload[1]");
+        assert!(e.message.contains("unknown field `duraton`") && e.message.contains("`duration`"), "{e}");
+        let e = Scenario::parse(&with_workloads(&["\"anon-churn\"", "\"anon-churn\"\nduration = \"0s\""])).unwrap_err();
+        assert_eq!(e.key, "workload[1].duration", "{e}");
+        let e = Scenario::parse(&format!("workload = 3\n{}", MINIMAL.split("[workload]").next().unwrap())).unwrap_err();
+        assert_eq!(e.key, "workload");
+        assert!(e.message.contains("[[workload]]"), "{e}");
+    }
+
+    #[test]
+    fn errors_inside_a_workload_table_read_as_before() {
+        let e = Scenario::parse(&MINIMAL.replace("\"anon-churn\"", "\"kernbench\"")).unwrap_err();
+        assert_eq!(e.key, "workload.type");
+        assert!(e.message.contains("unknown variant `kernbench`, expected `anon-churn`"), "{e}");
+        let e = Scenario::parse(&MINIMAL.replace("type = \"anon-churn\"", "type = \"anon-churn\"\nduration = \"0s\"")).unwrap_err();
+        assert_eq!(e.key, "workload.duration", "{e}");
     }
 }
