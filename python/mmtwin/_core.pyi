@@ -10,8 +10,12 @@ class ScenarioError(ValueError):
 def resolve_scenario(text: str, iterations: Optional[int] = None) -> dict[str, Any]:
     """Parse and validate scenario text.
 
-    Returns ``{"name", "iterations", "benchmark", "twin_bytes", "kernels": [{"name", "profile",
-    "toml", "sha256"}]}`` with one resolved configuration per kernel, in scenario order.
+    Returns ``{"name", "iterations", "twin_bytes", "benchmarks": [{"name", "benchmark",
+    "kernels": [{"name", "profile", "toml", "sha256"}]}]}``: one entry per workload in scenario
+    order, with its results name (``"anonchurn"``, ``"anonchurn-2"`` for a repeat, …), its
+    MMTests benchmark name and one resolved configuration per kernel, in scenario order. A
+    scenario with exactly one workload also has ``"benchmark"`` and ``"kernels"`` (that
+    workload's) at the top level.
     """
 
 def run_iteration(

@@ -1,4 +1,5 @@
-//! Python bindings (`mmtwin._core`): resolve a scenario, run one iteration of one kernel.
+//! Python bindings (`mmtwin._core`): resolve a scenario, run one iteration of one kernel's
+//! configuration (one kernel × one workload).
 //! Thin by design: everything with behaviour lives in the `mmtwin` crate.
 
 use pyo3::create_exception;
@@ -16,8 +17,10 @@ fn scenario_error(e: ConfigError) -> PyErr {
     ScenarioError::new_err((e.key, e.message))
 }
 
-/// Parses and validates scenario text; returns one dict per kernel with its name, resolved
-/// TOML and sha256, plus the scenario-wide facts the CLI needs.
+/// Parses and validates scenario text; returns one dict per benchmark (workload) with its
+/// results name, MMTests benchmark name and its kernels (name, profile, resolved TOML, sha256),
+/// plus the scenario-wide facts the CLI needs. A scenario with a single workload also has that
+/// workload's `benchmark` and `kernels` at the top level.
 /// `iterations` overrides `[scenario] iterations` (the resolved configs record the override).
 #[pyfunction]
 #[pyo3(signature = (text, iterations=None))]
@@ -30,19 +33,30 @@ fn resolve_scenario<'py>(py: Python<'py>, text: &str, iterations: Option<u32>) -
         s.scenario.iterations = n;
     }
     let out = PyDict::new(py);
-    let kernels = PyList::empty(py);
-    for cfg in s.resolve() {
-        let d = PyDict::new(py);
-        d.set_item("name", &cfg.kernel.name)?;
-        d.set_item("profile", serde_name(&cfg.kernel.profile))?;
-        d.set_item("toml", cfg.to_toml())?;
-        d.set_item("sha256", cfg.hash())?;
-        kernels.append(d)?;
+    let benchmarks = PyList::empty(py);
+    for (w, cfgs) in s.workloads().iter().zip(s.resolve_by_workload()) {
+        let kernels = PyList::empty(py);
+        for cfg in &cfgs {
+            let d = PyDict::new(py);
+            d.set_item("name", &cfg.kernel.name)?;
+            d.set_item("profile", serde_name(&cfg.kernel.profile))?;
+            d.set_item("toml", cfg.to_toml())?;
+            d.set_item("sha256", cfg.hash())?;
+            kernels.append(d)?;
+        }
+        let b = PyDict::new(py);
+        b.set_item("name", &cfgs[0].results_name)?;
+        b.set_item("benchmark", w.benchmark())?;
+        b.set_item("kernels", &kernels)?;
+        if s.workloads().len() == 1 {
+            out.set_item("benchmark", w.benchmark())?;
+            out.set_item("kernels", kernels)?;
+        }
+        benchmarks.append(b)?;
     }
-    out.set_item("kernels", kernels)?;
+    out.set_item("benchmarks", benchmarks)?;
     out.set_item("name", &s.scenario.name)?;
     out.set_item("iterations", s.scenario.iterations)?;
-    out.set_item("benchmark", s.workload.benchmark())?;
     out.set_item("twin_bytes", s.machine.twin_bytes())?;
     Ok(out)
 }
