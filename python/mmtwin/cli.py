@@ -100,36 +100,44 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.jobs is not None and args.jobs < 1:
         fail(f"--jobs must be at least 1, not {args.jobs}")
     iterations = resolved["iterations"]
-    kernels = resolved["kernels"]
-    work = [(k, i) for k in kernels for i in range(iterations)]
+    benchmarks = resolved["benchmarks"]
+    # Every (benchmark, kernel, iteration) is one work item of the same pool.
+    work = [(b, k, i) for b in benchmarks for k in b["kernels"] for i in range(iterations)]
     jobs = min(len(work), args.jobs or os.cpu_count() or 1)
     check_fits(args.scenario, resolved, jobs)
-    runs: dict[str, list[dict[str, Any]]] = {k["name"]: [None] * iterations for k in kernels}  # type: ignore[list-item]
+    runs: dict[str, dict[str, list[dict[str, Any]]]] = {
+        b["name"]: {k["name"]: [None] * iterations for k in b["kernels"]} for b in benchmarks  # type: ignore[misc]
+    }
     started = time.monotonic()
     progress = make_progress(args.quiet)
     with progress:
-        # One bar per kernel; each running iteration adds its fraction done.
-        bars = {k["name"]: progress.add_task(k["name"], total=float(iterations)) for k in kernels}
-        done: dict[tuple[str, int], float] = {}
+        # One bar per benchmark × kernel; each running iteration adds its fraction done.
+        bars = {
+            (b["name"], k["name"]): progress.add_task(f"{b['name']} {k['name']}", total=float(iterations))
+            for b in benchmarks
+            for k in b["kernels"]
+        }
+        done: dict[tuple[str, str, int], float] = {}
         lock = threading.Lock()
 
-        def advance(name: str, i: int, f: float) -> None:
+        def advance(bar: tuple[str, str], i: int, f: float) -> None:
             with lock:
-                step = f - done.get((name, i), 0.0)
-                done[(name, i)] = f
-                progress.advance(bars[name], step)
+                step = f - done.get((*bar, i), 0.0)
+                done[(*bar, i)] = f
+                progress.advance(bars[bar], step)
 
-        def one(item: tuple[dict[str, Any], int]) -> None:
-            k, i = item
-            r = _core.run_iteration(k["toml"], i, lambda f: advance(k["name"], i, f))
-            advance(k["name"], i, 1.0)
-            runs[k["name"]][i] = r
+        def one(item: tuple[dict[str, Any], dict[str, Any], int]) -> None:
+            b, k, i = item
+            bar = (b["name"], k["name"])
+            r = _core.run_iteration(k["toml"], i, lambda f: advance(bar, i, f))
+            advance(bar, i, 1.0)
+            runs[b["name"]][k["name"]][i] = r
 
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             list(pool.map(one, work))
     wall = time.monotonic() - started
     write_results(out, text, resolved, runs, force=args.force)
-    sim_s = sum(r["elapsed_ns"] for rs in runs.values() for r in rs) / 1e9
+    sim_s = sum(r["elapsed_ns"] for ks in runs.values() for rs in ks.values() for r in rs) / 1e9
     if not args.quiet:
         print(f"results: {out}  ({sim_s:.1f} simulated s in {wall:.1f} wall s)", file=sys.stderr)
     return print_comparison([str(out)], args.format, args.json)
@@ -152,18 +160,25 @@ def make_progress(quiet: bool):  # type: ignore[no-untyped-def]
 
 
 def print_comparison(paths: list[str], fmt: str, as_json: bool) -> int:
+    """Prints the comparison of `paths`; a results folder of several benchmarks prints one report
+    per benchmark, each after a heading line with its name (JSON: {"benchmarks": [...]})."""
     from mmtwin.report import ReportError
-    from mmtwin.report.compare import build_report, load_runs, render_text, report_to_json
+    from mmtwin.report.compare import build_report, load_benchmarks, render_heading, render_text, report_to_json
 
     try:
-        runs = load_runs(paths)
-        report = build_report(runs, fmt=fmt)
+        reports = [(name, build_report(runs, fmt=fmt)) for name, runs in load_benchmarks(paths)]
     except ReportError as e:
         fail(str(e))
-    if as_json:
-        print(json.dumps(report_to_json(report), indent=1))
+    if len(reports) == 1 and reports[0][0] is None:
+        report = reports[0][1]
+        if as_json:
+            print(json.dumps(report_to_json(report), indent=1))
+        else:
+            print(render_text(report), end="")
+    elif as_json:
+        print(json.dumps({"benchmarks": [{"name": name, **report_to_json(r)} for name, r in reports]}, indent=1))
     else:
-        print(render_text(report), end="")
+        print("\n".join(render_heading(str(name)) + render_text(r) for name, r in reports), end="")
     return 0
 
 
@@ -173,8 +188,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     _, resolved = resolve(args.scenario)
-    names = ", ".join(k["name"] for k in resolved["kernels"])
-    print(f"{args.scenario}: ok ({resolved['benchmark']}; kernels {names}; {resolved['iterations']} iteration(s))")
+    benchmarks = ", ".join(b["name"] for b in resolved["benchmarks"])
+    names = ", ".join(k["name"] for k in resolved["benchmarks"][0]["kernels"])
+    print(f"{args.scenario}: ok ({benchmarks}; kernels {names}; {resolved['iterations']} iteration(s))")
     return 0
 
 
@@ -182,8 +198,9 @@ def cmd_dump(args: argparse.Namespace) -> int:
     from mmtwin import _core
 
     _, resolved = resolve(args.scenario)
-    kernels = {k["name"]: k for k in resolved["kernels"]}
-    name = args.kernel or resolved["kernels"][0]["name"]
+    # The machine boots the same whatever the workload: use the first benchmark's kernels.
+    kernels = {k["name"]: k for k in resolved["benchmarks"][0]["kernels"]}
+    name = args.kernel or next(iter(kernels))
     if name not in kernels:
         fail(f"--kernel {name!r}: not in {args.scenario}; valid: {', '.join(kernels)}")
     files = args.files or ["zoneinfo"]
@@ -232,14 +249,16 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-o", "--output", metavar="DIR", help="results folder (default results/<scenario name>)")
     r.add_argument("--force", action="store_true", help="replace an existing results folder")
     r.add_argument("--iterations", type=int, help="override [scenario] iterations")
-    r.add_argument("-j", "--jobs", type=int, help="iterations run at once (default: CPUs)")
+    r.add_argument("-j", "--jobs", type=int, help="iterations run at once, over all benchmarks and kernels (default: CPUs)")
     r.add_argument("--format", choices=["current", "2011"], default="current", help="report layout")
     r.add_argument("--json", action="store_true", help="print the tables as JSON")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     r.set_defaults(func=cmd_run)
 
     c = sub.add_parser("compare", help="compare results folders as MMTests does")
-    c.add_argument("results", nargs="+", metavar="RESULTS", help="results folders (a run folder expands to its kernels)")
+    c.add_argument(
+        "results", nargs="+", metavar="RESULTS", help="results folders (a run folder expands to its kernels, or to one report per benchmark)"
+    )
     c.add_argument("--format", choices=["current", "2011"], default="current", help="report layout")
     c.add_argument("--json", action="store_true", help="print the tables as JSON")
     c.set_defaults(func=cmd_compare)

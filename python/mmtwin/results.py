@@ -68,31 +68,48 @@ def timeline_table(iterations: list[dict[str, Any]]) -> pa.Table:
     return pa.table(cols, schema=schema)
 
 
-def write_results(out: Path, scenario_text: str, resolved: dict[str, Any], runs: dict[str, list[dict[str, Any]]], force: bool) -> None:
+def write_benchmark(d: Path, benchmark: dict[str, Any], runs: dict[str, list[dict[str, Any]]]) -> None:
+    """Writes one benchmark's results into the existing folder `d`: kernels.json and one folder
+    per kernel. `runs` maps kernel names to their iterations' results."""
+    (d / "kernels.json").write_text(json.dumps([k["name"] for k in benchmark["kernels"]]) + "\n")
+    for k in benchmark["kernels"]:
+        kd = d / k["name"]
+        kd.mkdir()
+        (kd / "config.toml").write_text(k["toml"])
+        (kd / "config.sha256").write_text(k["sha256"] + "\n")
+        its = runs[k["name"]]
+        summary = summarise(k, benchmark["benchmark"], its)
+        (kd / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+        pq.write_table(timeline_table(its), kd / "vmstat.parquet")
+        for it in its:
+            for dump in it["dumps"]:
+                pd = kd / "proc" / f"iter-{it['iteration']}" / f"t-{dump['time_ns']}ns"
+                pd.mkdir(parents=True)
+                for f in ("buddyinfo", "pagetypeinfo", "zoneinfo", "vmstat"):
+                    (pd / f).write_text(dump[f])
+
+
+def write_results(
+    out: Path, scenario_text: str, resolved: dict[str, Any], runs: dict[str, dict[str, list[dict[str, Any]]]], force: bool
+) -> None:
     """Writes the whole results folder into a temporary sibling, then renames it into place, so a
-    failure never leaves a half-written folder."""
+    failure never leaves a half-written folder. `runs` maps benchmark results names to kernel
+    names to iterations. One benchmark: its kernels.json and kernel folders directly in `out`;
+    several: benchmarks.json and one such folder per benchmark."""
     out = Path(out)
     parent = out.parent if str(out.parent) else Path(".")
     parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=parent))
     try:
         (tmp / "scenario.toml").write_text(scenario_text)
-        (tmp / "kernels.json").write_text(json.dumps([k["name"] for k in resolved["kernels"]]) + "\n")
-        for k in resolved["kernels"]:
-            d = tmp / k["name"]
-            d.mkdir()
-            (d / "config.toml").write_text(k["toml"])
-            (d / "config.sha256").write_text(k["sha256"] + "\n")
-            its = runs[k["name"]]
-            summary = summarise(k, resolved["benchmark"], its)
-            (d / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-            pq.write_table(timeline_table(its), d / "vmstat.parquet")
-            for it in its:
-                for dump in it["dumps"]:
-                    pd = d / "proc" / f"iter-{it['iteration']}" / f"t-{dump['time_ns']}ns"
-                    pd.mkdir(parents=True)
-                    for f in ("buddyinfo", "pagetypeinfo", "zoneinfo", "vmstat"):
-                        (pd / f).write_text(dump[f])
+        benchmarks = resolved["benchmarks"]
+        if len(benchmarks) == 1:
+            write_benchmark(tmp, benchmarks[0], runs[benchmarks[0]["name"]])
+        else:
+            (tmp / "benchmarks.json").write_text(json.dumps([b["name"] for b in benchmarks]) + "\n")
+            for b in benchmarks:
+                (tmp / b["name"]).mkdir()
+                write_benchmark(tmp / b["name"], b, runs[b["name"]])
         if out.exists():
             if not force:
                 raise FileExistsError(out)

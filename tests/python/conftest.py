@@ -62,3 +62,20 @@ def small_scenario(tmp_path: Path) -> Path:
     p = tmp_path / "small.toml"
     p.write_text(SMALL)
     return p
+
+
+# SMALL with two anon-churn workloads of different durations: results names "anonchurn" and
+# "anonchurn-2".
+TWO = SMALL.replace(
+    '[workload]\ntype = "anon-churn"\nduration = "200ms"\nfootprint = 0.9\n',
+    '[[workload]]\ntype = "anon-churn"\nduration = "200ms"\nfootprint = 0.9\n\n'
+    '[[workload]]\ntype = "anon-churn"\nduration = "300ms"\nfootprint = 0.9\n',
+).replace('name = "small"', 'name = "two"')
+assert TWO.count("[[workload]]") == 2
+
+
+@pytest.fixture
+def two_scenario(tmp_path: Path) -> Path:
+    p = tmp_path / "two.toml"
+    p.write_text(TWO)
+    return p

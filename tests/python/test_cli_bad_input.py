@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SMALL
+from conftest import SMALL, TWO
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -33,6 +33,20 @@ CASES = [
     ("toml syntax", lambda s: s + "\n[[kernel\n", ["TOML syntax error"]),
     ("duplicate kernel names", lambda s: s.replace('name = "new-6.x"', 'name = "old-3.0"'), ["kernel[1].name", "two kernels"]),
 ]
+
+
+WORKLOAD_TABLE = '[workload]\ntype = "anon-churn"\nduration = "200ms"\nfootprint = 0.9\n'
+assert WORKLOAD_TABLE in SMALL
+
+# Scenarios with a [[workload]] array (edits of TWO, or of SMALL for an empty array).
+MULTI_CASES = [
+    ("empty workload array", lambda s: "workload = []\n" + SMALL.replace(WORKLOAD_TABLE, ""), ["workload:", "at least one workload"]),
+    ("unknown workload in array", lambda s: s.replace('type = "anon-churn"\nduration = "300ms"', 'type = "kernbench"'), ["workload[1].type", "kernbench", "anon-churn"]),
+    ("unknown key in array", lambda s: s.replace('duration = "300ms"', 'duraton = "300ms"'), ["workload[1]", "unknown field `duraton`", "duration"]),
+    ("bad value in array", lambda s: s.replace('duration = "300ms"', 'duration = "0s"'), ["workload[1].duration", "longer than 0"]),
+    ("workload not a table", lambda s: "workload = 5\n" + SMALL.replace(WORKLOAD_TABLE, ""), ["workload:", "[workload] table", "[[workload]]"]),
+]
+CASES += [(what, lambda s, edit=edit: edit(TWO), fragments) for what, edit, fragments in MULTI_CASES]
 
 
 @pytest.mark.parametrize("what,edit,fragments", CASES, ids=[c[0] for c in CASES])

@@ -3,6 +3,8 @@
 `load_runs(paths)` reads kernel folders (docs/results-format.md), `build_report(runs, fmt)` turns
 them into tables of cells (value, percentage, significance), `render_text(report)` prints them in
 one of two layouts and `report_to_json(report)` gives the same tables as plain JSON data.
+`load_benchmarks(paths)` splits results folders of several benchmarks into one comparison per
+benchmark.
 
 Layouts:
 
@@ -149,6 +151,8 @@ def _expand(path: Path) -> List[Path]:
         raise ReportError(f"{path}: not a results folder (expected a folder with summary.json)")
     if (path / "summary.json").is_file():
         return [path]
+    if (path / BENCHMARKS_JSON).exists():
+        raise ReportError(f"{path}: holds several benchmarks; compare it on its own or compare its benchmark folders ({path}/<benchmark>)")
     listing = path / "kernels.json"
     if listing.exists():
         names = _read_json(listing)
@@ -245,6 +249,44 @@ def load_runs(paths: Sequence[Union[str, Path]]) -> List[Run]:
     if len(benchmarks) > 1:
         raise ReportError("cannot compare different benchmarks: " + ", ".join(f"{r.path} ({r.benchmark})" for r in runs))
     return runs
+
+
+BENCHMARKS_JSON = "benchmarks.json"
+
+
+def _benchmark_names(path: Path) -> List[str]:
+    """The benchmark folders of a results folder of several benchmarks, from its benchmarks.json."""
+    listing = path / BENCHMARKS_JSON
+    names = _read_json(listing)
+    if not (isinstance(names, list) and names and all(isinstance(n, str) and n and "/" not in n and not n.startswith(".") for n in names)):
+        raise ReportError(f"{listing}: expected a non-empty JSON list of benchmark folder names")
+    for n in names:
+        if not (path / n).is_dir():
+            raise ReportError(f"{path / n}: benchmark {n!r} listed in {listing} has no folder")
+    return names
+
+
+def load_benchmarks(paths: Sequence[Union[str, Path]]) -> List[Tuple[Optional[str], List[Run]]]:
+    """The comparisons `paths` stand for, as (benchmark results name, runs) pairs. Kernel folders
+    and results folders of one benchmark make one comparison, named None (see `load_runs`).
+    Results folders of several benchmarks (with benchmarks.json) make one comparison per
+    benchmark, in benchmarks.json order, of that benchmark's kernels from every folder given;
+    they must list the same benchmarks and cannot be mixed with other folders."""
+    ps = [Path(p) for p in paths]
+    multi = [p for p in ps if p.is_dir() and (p / BENCHMARKS_JSON).exists()]
+    if not multi:
+        return [(None, load_runs(ps))]
+    if len(multi) != len(ps):
+        other = next(p for p in ps if p not in multi)
+        raise ReportError(
+            f"cannot compare {multi[0]} (several benchmarks) with {other}; compare one benchmark folder ({multi[0]}/<benchmark>) with it instead"
+        )
+    names = _benchmark_names(ps[0])
+    for p in ps[1:]:
+        theirs = _benchmark_names(p)
+        if theirs != names:
+            raise ReportError(f"{p}: benchmarks {', '.join(theirs)} differ from {ps[0]}'s ({', '.join(names)}); compare benchmark folders instead")
+    return [(n, load_runs([p / n for p in ps])) for n in names]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -479,6 +521,11 @@ def render_text(report: Report) -> str:
     """The report as text, tables separated by blank lines, ending in a newline."""
     blocks = ["\n".join(_RENDERERS[t.kind](t)) for t in report.tables if t.rows]
     return "\n\n".join(blocks) + "\n"
+
+
+def render_heading(name: str) -> str:
+    """The line before each benchmark's report when a results folder holds several benchmarks."""
+    return f"== {name} ==\n"
 
 
 # ----------------------------------------------------------------------------------------------
