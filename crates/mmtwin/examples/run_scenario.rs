@@ -13,6 +13,10 @@ fn main() {
         println!("{}: elapsed {:.3}s user {:.3}s sys {:.3}s events {} page events {} wall {:.3}s ({:.1} sim s / wall s)",
             cfg.kernel.name, r.elapsed_ns as f64 / 1e9, r.user_ns as f64 / 1e9, r.system_ns as f64 / 1e9,
             r.events_processed, r.page_events, wall, r.elapsed_ns as f64 / 1e9 / wall);
+        for (name, d) in &r.disks {
+            println!("  {name}: reads {} ({} KiB avg) writes {} ({} KiB avg) merges {:?} seeks {} busy {:.1}s",
+                d.requests[0], d.sectors[0] / 2 / d.requests[0].max(1), d.requests[1], d.sectors[1] / 2 / d.requests[1].max(1), d.merges, d.seeks, d.busy_ns as f64 / 1e9);
+        }
         for m in &r.metrics {
             println!("  {} {} = {:.3} {}", m.table, m.op, m.value, m.unit);
         }

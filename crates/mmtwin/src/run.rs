@@ -26,6 +26,8 @@ pub struct IterationResult {
     /// Engine events processed and page allocator events (allocations + frees, in blocks).
     pub events_processed: u64,
     pub page_events: u64,
+    /// Per block device: (name, statistics) — mmtwin's own "why" figures.
+    pub disks: Vec<(String, crate::block::DiskStats)>,
 }
 
 /// Runs iteration `iteration` of `cfg`, calling `progress` with the fraction of the workload's
@@ -38,7 +40,8 @@ pub fn run_iteration(cfg: &RunConfig, iteration: u32, progress: &mut dyn FnMut(f
         sim.schedule_dump(t.0);
     }
     let before = sim.mm.vmstat_snapshot();
-    let run = cfg.workload.start(&mut sim);
+    let layout = cfg.machine.layout().expect("validated machine");
+    let run = cfg.workload.start(&mut sim, &layout);
     let horizon = workload_duration_ns(cfg).max(1) as f64;
     sim.run(&mut |t| progress((t as f64 / horizon).min(1.0)));
     let after = sim.mm.vmstat_snapshot();
@@ -65,12 +68,12 @@ pub fn run_iteration(cfg: &RunConfig, iteration: u32, progress: &mut dyn FnMut(f
         dumps: std::mem::take(&mut sim.dumps),
         events_processed: sim.events_processed,
         page_events,
+        disks: sim.mm.bdevs.iter().map(|d| (d.name.clone(), d.stats.clone())).collect(),
     }
 }
 
 /// The nominal simulated duration of the workload (for progress).
 pub fn workload_duration_ns(cfg: &RunConfig) -> u64 {
-    match &cfg.workload {
-        crate::workloads::WorkloadSpec::AnonChurn(s) => s.duration.0,
-    }
+    let layout = cfg.machine.layout().expect("validated machine");
+    cfg.workload.nominal_duration_ns(&layout, cfg.machine.disk.bandwidth)
 }

@@ -51,6 +51,9 @@ pub struct MachineSpec {
     /// firmware): taken from the start of DMA32 (or Normal). Default 32M.
     #[serde(default = "default_boot_reserved")]
     pub boot_reserved: Bytes,
+    /// The disk holding the file system (a 2011 SATA disk by default; see block::DeviceModel).
+    #[serde(default)]
+    pub disk: crate::block::DeviceModel,
 }
 
 fn default_page_size() -> u64 {
@@ -292,6 +295,7 @@ mod tests {
             holes: vec![],
             movablecore: Bytes(0),
             boot_reserved: Bytes(32 << 20),
+            disk: Default::default(),
         }
     }
 

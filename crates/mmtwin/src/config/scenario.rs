@@ -410,7 +410,7 @@ type = "anon-churn"
     fn errors_inside_the_workload_array_name_the_entry() {
         let e = Scenario::parse(&with_workloads(&["\"anon-churn\"", "\"kernbench\""])).unwrap_err();
         assert_eq!(e.key, "workload[1].type");
-        assert!(e.message.contains("unknown variant `kernbench`, expected `anon-churn`"), "{e}");
+        assert!(e.message.contains("unknown variant `kernbench`, expected one of `anon-churn`"), "{e}");
         let e = Scenario::parse(&with_workloads(&["\"anon-churn\"", "\"anon-churn\"\nduraton = \"1s\""])).unwrap_err();
         assert_eq!(e.key, "workload[1]");
         assert!(e.message.contains("unknown field `duraton`") && e.message.contains("`duration`"), "{e}");
@@ -425,7 +425,7 @@ type = "anon-churn"
     fn errors_inside_a_workload_table_read_as_before() {
         let e = Scenario::parse(&MINIMAL.replace("\"anon-churn\"", "\"kernbench\"")).unwrap_err();
         assert_eq!(e.key, "workload.type");
-        assert!(e.message.contains("unknown variant `kernbench`, expected `anon-churn`"), "{e}");
+        assert!(e.message.contains("unknown variant `kernbench`, expected one of `anon-churn`"), "{e}");
         let e = Scenario::parse(&MINIMAL.replace("type = \"anon-churn\"", "type = \"anon-churn\"\nduration = \"0s\"")).unwrap_err();
         assert_eq!(e.key, "workload.duration", "{e}");
     }

@@ -35,6 +35,20 @@ pub struct VmSysctl {
     pub extfrag_threshold: u64,
     /// vm.stat_interval: seconds between vmstat refreshes on each CPU.
     pub stat_interval: u64,
+    /// vm.dirty_ratio: % of dirtyable memory a dirtier may fill before it is throttled.
+    pub dirty_ratio: u64,
+    /// vm.dirty_background_ratio: % of dirtyable memory above which the flushers write back.
+    pub dirty_background_ratio: u64,
+    /// vm.dirty_bytes (0 = use dirty_ratio).
+    pub dirty_bytes: u64,
+    /// vm.dirty_background_bytes (0 = use dirty_background_ratio).
+    pub dirty_background_bytes: u64,
+    /// vm.dirty_writeback_centisecs: the flushers' periodic wakeup.
+    pub dirty_writeback_centisecs: u64,
+    /// vm.dirty_expire_centisecs: age at which dirty data is written by periodic writeback.
+    pub dirty_expire_centisecs: u64,
+    /// vm.vfs_cache_pressure: weight of dentry/inode reclaim against page cache.
+    pub vfs_cache_pressure: u64,
 }
 
 impl Default for VmSysctl {
@@ -53,6 +67,13 @@ impl Default for VmSysctl {
             swappiness: 60,
             extfrag_threshold: 500,
             stat_interval: 1,
+            dirty_ratio: 20,
+            dirty_background_ratio: 10,
+            dirty_bytes: 0,
+            dirty_background_bytes: 0,
+            dirty_writeback_centisecs: 500,
+            dirty_expire_centisecs: 3000,
+            vfs_cache_pressure: 100,
         }
     }
 }
@@ -74,6 +95,13 @@ pub struct SysctlOverrides {
     pub swappiness: Option<u64>,
     pub extfrag_threshold: Option<u64>,
     pub stat_interval: Option<u64>,
+    pub dirty_ratio: Option<u64>,
+    pub dirty_background_ratio: Option<u64>,
+    pub dirty_bytes: Option<u64>,
+    pub dirty_background_bytes: Option<u64>,
+    pub dirty_writeback_centisecs: Option<u64>,
+    pub dirty_expire_centisecs: Option<u64>,
+    pub vfs_cache_pressure: Option<u64>,
 }
 
 impl SysctlOverrides {
@@ -85,7 +113,9 @@ impl SysctlOverrides {
         }
         set!(min_free_kbytes, watermark_scale_factor, watermark_boost_factor, lowmem_reserve_ratio,
              percpu_pagelist_fraction, percpu_pagelist_high_fraction, numa_zonelist_order,
-             min_unmapped_ratio, min_slab_ratio, swappiness, extfrag_threshold, stat_interval);
+             min_unmapped_ratio, min_slab_ratio, swappiness, extfrag_threshold, stat_interval,
+             dirty_ratio, dirty_background_ratio, dirty_bytes, dirty_background_bytes,
+             dirty_writeback_centisecs, dirty_expire_centisecs, vfs_cache_pressure);
         if self.zone_reclaim_mode.is_some() {
             s.zone_reclaim_mode = self.zone_reclaim_mode;
         }

@@ -1,12 +1,22 @@
-//! The page cache (mm/filemap.c): pages of files indexed by (address space, offset).
+//! The page cache (mm/filemap.c, mm/readahead.c, the file parts of mm/memory.c): pages of
+//! files indexed by (address space, offset); the buffered read path with on-demand readahead,
+//! the buffered write path, page faults on shared file mappings, and the hashed page wait
+//! queues tasks sleep on while a page is locked for I/O.
 //!
 //! An address space maps page offsets to frames in a BTreeMap, so lookups are ordered and runs
 //! are deterministic. A frame's `mapping` is its address space id (0 = none) and `index` its
 //! offset, as in struct page.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::gfp::Gfp;
+use super::page_writeback::DirtyThrottle;
+use super::vmstat::VmStat;
+use crate::block::{Bio, Dir, SECTORS_PER_PAGE};
+use crate::fs::Ino;
 
 use super::mm_types::*;
+use super::mmzone::ZoneStat;
 use super::page_alloc::Mm;
 use super::Pfn;
 
@@ -17,6 +27,27 @@ pub struct AddressSpace {
     pub host: u64,
     /// Cached pages by offset (i_pages).
     pub i_pages: BTreeMap<u32, Pfn>,
+    /// Offsets of dirty pages (the PAGECACHE_TAG_DIRTY tag).
+    pub dirty: BTreeSet<u32>,
+}
+
+/// Number of hashed page wait queues (the page_wait_table); they are the engine's first wait
+/// queue ids.
+pub const NR_PAGE_WAITQUEUES: usize = 64;
+
+/// VM_MAX_READAHEAD: 128 KiB of readahead per file.
+pub const RA_PAGES: u32 = 32;
+/// MMAP_LOTSAMISS: past this many missed faults, mmap read-around stops.
+pub const MMAP_LOTSAMISS: u32 = 100;
+
+/// The outcome of a page-sized file operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageIo {
+    Done,
+    /// The page is locked for I/O: sleep on this wait queue and try again.
+    Wait(usize),
+    /// No memory could be had (the allocation failed even after reclaim).
+    NoMem,
 }
 
 impl AddressSpace {
@@ -29,15 +60,369 @@ impl AddressSpace {
 impl Mm {
     /// Creates the page cache of a new inode; returns its address space id (never 0).
     pub fn new_mapping(&mut self, host: u64) -> u32 {
-        self.mappings.push(AddressSpace { host, i_pages: BTreeMap::new() });
+        let space = AddressSpace { host, i_pages: BTreeMap::new(), dirty: BTreeSet::new() };
+        if let Some(id) = self.free_mappings.pop() {
+            self.mappings[id as usize - 1] = space;
+            return id;
+        }
+        self.mappings.push(space);
         self.mappings.len() as u32
     }
 
+    /// Releases an empty address space id for reuse.
+    pub fn free_mapping(&mut self, mapping: u32) {
+        debug_assert_eq!(self.mapping(mapping).nrpages(), 0);
+        self.free_mappings.push(mapping);
+    }
+
     /// The address space with id `mapping`.
+    #[inline(always)]
     pub fn mapping(&self, mapping: u32) -> &AddressSpace {
         &self.mappings[mapping as usize - 1]
     }
 
+    #[inline(always)]
+    pub fn mapping_mut(&mut self, mapping: u32) -> &mut AddressSpace {
+        &mut self.mappings[mapping as usize - 1]
+    }
+
+    /// The wait queue a task sleeps on for page `pfn` (page_waitqueue: a hash of the page).
+    #[inline(always)]
+    pub fn page_waitqueue(&self, pfn: Pfn) -> usize {
+        (pfn as usize).wrapping_mul(0x9E37_79B9) % NR_PAGE_WAITQUEUES
+    }
+
+    /// Wakes the tasks waiting on `pfn`'s hashed queue (wake_up_page); they re-check.
+    pub fn wake_up_page(&mut self, pfn: Pfn) {
+        let wq = self.page_waitqueue(pfn);
+        self.wake_up(wq);
+    }
+
+    /// Asks the engine to wake every task on wait queue `wq`.
+    #[inline(always)]
+    pub fn wake_up(&mut self, wq: usize) {
+        if wq != usize::MAX && !self.wakeups.contains(&wq) {
+            self.wakeups.push(wq);
+        }
+    }
+
+    /// The gfp of a file's page cache allocations (mapping_gfp_mask: GFP_HIGHUSER_MOVABLE).
+    pub fn mapping_gfp_mask(&self) -> Gfp {
+        Gfp::GFP_HIGHUSER_MOVABLE
+    }
+
+    /// Cost factor ×10 of touching memory on `page_node` from `cpu` (NUMA distance / 10).
+    #[inline(always)]
+    pub fn numa_factor_x10(&self, cpu: usize, pfn: Pfn) -> u64 {
+        let a = self.cpu_to_node[cpu];
+        let b = self.page_to_nid(pfn);
+        if a == b {
+            10
+        } else {
+            u64::from(self.node_distance(a, b))
+        }
+    }
+
+    /// Copying a page-sized chunk between user memory and page `pfn` from `cpu`.
+    #[inline(always)]
+    pub fn copy_page_cost(&self, cpu: usize, pfn: Pfn, bytes: u64) -> u64 {
+        self.costs.copy_page_ns * bytes / super::PAGE_SIZE * self.numa_factor_x10(cpu, pfn) / 10
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Buffered write.
+
+    /// Writes `bytes` into page `index` of file `ino` (one iteration of generic_perform_write):
+    /// finds or allocates the page cache page, copies, marks it accessed and dirty, extends the
+    /// file, and throttles the writer (balance_dirty_pages_ratelimited). The copy is charged.
+    pub fn file_write_page(&mut self, ino: Ino, index: u32, bytes: u64, cpu: usize, t: &mut DirtyThrottle) -> PageIo {
+        let mapping = self.inode(ino).mapping;
+        let pfn = match self.find_get_page(mapping, index) {
+            Some(p) => p,
+            None => {
+                let gfp = self.mapping_gfp_mask();
+                let Some(pfn) = self.alloc_pages(gfp, 0, cpu) else { return PageIo::NoMem };
+                self.add_to_page_cache_lru(pfn, mapping, index);
+                // A whole-page write (or one past EOF) needs no read first.
+                self.pages[pfn as usize].flags |= PG_UPTODATE;
+                pfn
+            }
+        };
+        if self.pages[pfn as usize].flags & PG_LOCKED != 0 {
+            return PageIo::Wait(self.page_waitqueue(pfn));
+        }
+        self.cost_ns += self.copy_page_cost(cpu, pfn, bytes);
+        self.mark_page_accessed(pfn);
+        let newly = self.set_page_dirty(pfn);
+        let i = self.inode_mut(ino);
+        i.size_pages = i.size_pages.max(u64::from(index) + 1);
+        let dev = self.sbs[self.inode(ino).sb].dev;
+        self.balance_dirty_pages_ratelimited(t, dev, newly, cpu);
+        PageIo::Done
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Buffered read.
+
+    /// Reads page `index` of file `ino` (one iteration of do_generic_file_read): a miss starts
+    /// synchronous readahead, a page carrying the readahead mark starts the next window
+    /// asynchronously, a page still locked for I/O makes the reader wait. On Done the copy has
+    /// been charged and the page marked accessed.
+    pub fn file_read_page(&mut self, ino: Ino, index: u32, bytes: u64, cpu: usize) -> PageIo {
+        let mapping = self.inode(ino).mapping;
+        self.cost_ns += self.costs.page_cache_lookup_ns;
+        let pfn = match self.find_get_page(mapping, index) {
+            Some(p) => p,
+            None => {
+                self.page_cache_sync_readahead(ino, index, cpu);
+                match self.find_get_page(mapping, index) {
+                    Some(p) => p,
+                    None => return PageIo::NoMem,
+                }
+            }
+        };
+        if self.pages[pfn as usize].flags & PG_READAHEAD != 0 {
+            self.page_cache_async_readahead(ino, pfn, index, cpu);
+        }
+        if self.pages[pfn as usize].flags & PG_UPTODATE == 0 {
+            return PageIo::Wait(self.page_waitqueue(pfn));
+        }
+        self.cost_ns += self.copy_page_cost(cpu, pfn, bytes);
+        let ra = &mut self.inode_mut(ino).ra;
+        let first_touch = ra.prev_index != index;
+        ra.prev_index = index;
+        if first_touch {
+            self.mark_page_accessed(pfn);
+        }
+        PageIo::Done
+    }
+
+    /// page_cache_sync_readahead: a cache miss at `index`.
+    fn page_cache_sync_readahead(&mut self, ino: Ino, index: u32, cpu: usize) {
+        self.ondemand_readahead(ino, false, index, 1, cpu);
+    }
+
+    /// page_cache_async_readahead: the reader reached a page marked PG_readahead.
+    fn page_cache_async_readahead(&mut self, ino: Ino, pfn: Pfn, index: u32, cpu: usize) {
+        if self.pages[pfn as usize].flags & PG_WRITEBACK != 0 {
+            return;
+        }
+        self.pages[pfn as usize].flags &= !PG_READAHEAD;
+        let dev = self.sbs[self.inode(ino).sb].dev;
+        if self.bdevs[dev].is_congested(Dir::Read) {
+            return;
+        }
+        self.ondemand_readahead(ino, true, index, 1, cpu);
+    }
+
+    /// ondemand_readahead (3.1): sizes the next window from the previous one for sequential
+    /// access (×4 while small, then ×2, up to 32 pages), starts a fresh window at the start of
+    /// a file or after a jump, and reads only the request for random access.
+    fn ondemand_readahead(&mut self, ino: Ino, hit_marker: bool, offset: u32, req: u32, cpu: usize) {
+        let max = RA_PAGES;
+        let ra = self.inode(ino).ra;
+        let (start, mut size, mut async_size);
+        if offset == 0 || (!hit_marker && offset == ra.prev_index + 1 && ra.size == 0) {
+            start = offset;
+            size = get_init_ra_size(req, max);
+            async_size = if size > req { size - req } else { size };
+        } else if ra.size > 0 && (offset == ra.start + ra.size - ra.async_size || offset == ra.start + ra.size) {
+            start = ra.start + ra.size;
+            size = get_next_ra_size(ra.size, max);
+            async_size = size;
+        } else if hit_marker {
+            // Find the first page not yet cached after the marker.
+            let mapping = self.inode(ino).mapping;
+            let mut next = offset + 1;
+            while next < offset + max && self.find_get_page(mapping, next).is_some() {
+                next += 1;
+            }
+            start = next;
+            size = get_next_ra_size(next - offset + req, max);
+            async_size = size;
+        } else if offset.wrapping_sub(ra.prev_index) <= 1 {
+            start = offset;
+            size = get_init_ra_size(req, max);
+            async_size = if size > req { size - req } else { size };
+        } else {
+            // Random read: just the request.
+            self.__do_page_cache_readahead(ino, offset, req, 0, cpu);
+            return;
+        }
+        if offset == start && size == async_size {
+            let add = get_next_ra_size(size, max);
+            size += add;
+            async_size += add;
+        }
+        let r = &mut self.inode_mut(ino).ra;
+        r.start = start;
+        r.size = size;
+        r.async_size = async_size;
+        self.__do_page_cache_readahead(ino, start, size, async_size, cpu);
+    }
+
+    /// __do_page_cache_readahead + read_pages: allocates cold pages for the uncached offsets of
+    /// [start, start + nr) within the file, marks the page that starts the async part, and reads
+    /// them: runs of adjacent blocks become one bio; holes are zero-filled without I/O.
+    pub fn __do_page_cache_readahead(&mut self, ino: Ino, start: u32, nr: u32, lookahead: u32, cpu: usize) {
+        let mapping = self.inode(ino).mapping;
+        let size = self.inode(ino).size_pages;
+        let dev = self.sbs[self.inode(ino).sb].dev;
+        let gfp = self.mapping_gfp_mask().with(Gfp::COLD).with(Gfp::NORETRY).with(Gfp::NOWARN);
+        let mut bio: Option<Bio> = None;
+        for i in 0..nr {
+            let index = start + i;
+            if u64::from(index) >= size.max(1) {
+                break;
+            }
+            if self.find_get_page(mapping, index).is_some() {
+                continue;
+            }
+            let Some(pfn) = self.alloc_pages(gfp, 0, cpu) else { break };
+            self.add_to_page_cache_lru(pfn, mapping, index);
+            if i == nr - lookahead && lookahead > 0 {
+                self.pages[pfn as usize].flags |= PG_READAHEAD;
+            }
+            match self.bmap(ino, index) {
+                None => {
+                    // A hole: zero the page, no I/O.
+                    self.cost_ns += self.costs.clear_page_ns;
+                    self.pages[pfn as usize].flags |= PG_UPTODATE;
+                }
+                Some(sector) => {
+                    self.pages[pfn as usize].flags |= PG_LOCKED;
+                    match bio.as_mut() {
+                        Some(b) if b.sector + b.pages.len() as u64 * SECTORS_PER_PAGE == sector => b.pages.push(pfn),
+                        _ => {
+                            if let Some(b) = bio.take() {
+                                self.submit_bio(dev, b);
+                            }
+                            bio = Some(Bio { dir: Dir::Read, sector, pages: vec![pfn] });
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(b) = bio.take() {
+            self.submit_bio(dev, b);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Shared file mappings.
+
+    /// A page fault on a shared file mapping (filemap_fault + __do_fault): finds the page or
+    /// reads around it (32 pages centred on the fault, until faults keep missing), maps it young,
+    /// and for a write dirties it and throttles the writer. Wait means retry after the I/O.
+    pub fn filemap_fault(&mut self, ino: Ino, index: u32, write: bool, cpu: usize, t: &mut DirtyThrottle) -> PageIo {
+        let mapping = self.inode(ino).mapping;
+        self.cost_ns += self.costs.page_fault_ns;
+        let pfn = match self.find_get_page(mapping, index) {
+            Some(p) => {
+                let ra = &mut self.inode_mut(ino).ra;
+                ra.mmap_miss = ra.mmap_miss.saturating_sub(1);
+                if self.pages[p as usize].flags & PG_READAHEAD != 0 {
+                    self.page_cache_async_readahead(ino, p, index, cpu);
+                }
+                p
+            }
+            None => {
+                let ra = &mut self.inode_mut(ino).ra;
+                ra.mmap_miss += 1;
+                if ra.mmap_miss > MMAP_LOTSAMISS {
+                    self.__do_page_cache_readahead(ino, index, 1, 0, cpu);
+                } else {
+                    let start = index.saturating_sub(RA_PAGES / 2);
+                    let r = &mut self.inode_mut(ino).ra;
+                    r.start = start;
+                    r.size = RA_PAGES;
+                    r.async_size = RA_PAGES / 4;
+                    self.__do_page_cache_readahead(ino, start, RA_PAGES, RA_PAGES / 4, cpu);
+                }
+                match self.find_get_page(mapping, index) {
+                    Some(p) => {
+                        if self.pages[p as usize].flags & PG_UPTODATE == 0 {
+                            // VM_FAULT_MAJOR: the fault waits for a read.
+                            self.events.count(VmStat::Pgmajfault, 1);
+                        }
+                        p
+                    }
+                    None => return PageIo::NoMem,
+                }
+            }
+        };
+        if self.pages[pfn as usize].flags & PG_UPTODATE == 0 {
+            return PageIo::Wait(self.page_waitqueue(pfn));
+        }
+        self.events.count(VmStat::Pgfault, 1);
+        if self.pages[pfn as usize].flags & PG_MAPPED == 0 {
+            self.pages[pfn as usize].flags |= PG_MAPPED;
+            self.mod_page_state(pfn, ZoneStat::NrFileMapped, 1);
+        }
+        self.pages[pfn as usize].flags |= PG_YOUNG;
+        if write {
+            self.cost_ns += self.costs.touch_page_ns * self.numa_factor_x10(cpu, pfn) / 10;
+            let newly = self.set_page_dirty(pfn);
+            let dev = self.sbs[self.inode(ino).sb].dev;
+            // With ->page_mkwrite the fault always balances.
+            self.balance_dirty_pages_ratelimited(t, dev, newly, cpu);
+        }
+        PageIo::Done
+    }
+
+    /// Unmaps a page from its (single) mapper (try_to_unmap / zap_pte_range): a young PTE
+    /// counts as an access.
+    pub fn try_to_unmap(&mut self, pfn: Pfn) {
+        self.cost_ns += self.costs.rmap_walk_ns;
+        let p = &mut self.pages[pfn as usize];
+        if p.flags & PG_MAPPED == 0 {
+            return;
+        }
+        p.flags &= !(PG_MAPPED | PG_YOUNG);
+        if p.flags & PG_SWAPBACKED == 0 {
+            self.mod_page_state(pfn, ZoneStat::NrFileMapped, -1);
+        }
+    }
+
+    /// munmap / exit of a shared file mapping: every mapped page of the file is unmapped; a
+    /// young one is marked accessed (zap_pte_range).
+    pub fn unmap_file(&mut self, ino: Ino) {
+        let mapping = self.inode(ino).mapping;
+        let pages: Vec<Pfn> = self.mapping(mapping).i_pages.values().copied().collect();
+        for pfn in pages {
+            let f = self.pages[pfn as usize].flags;
+            if f & PG_MAPPED == 0 {
+                continue;
+            }
+            self.cost_ns += self.costs.unmap_page_ns;
+            if f & PG_YOUNG != 0 {
+                self.mark_page_accessed(pfn);
+            }
+            let p = &mut self.pages[pfn as usize];
+            p.flags &= !(PG_MAPPED | PG_YOUNG);
+            self.mod_page_state(pfn, ZoneStat::NrFileMapped, -1);
+        }
+    }
+}
+
+/// get_init_ra_size: the first window for a request of `req` pages.
+fn get_init_ra_size(req: u32, max: u32) -> u32 {
+    let r = req.next_power_of_two();
+    if r <= max / 32 {
+        r * 4
+    } else if r <= max / 4 {
+        r * 2
+    } else {
+        max
+    }
+}
+
+/// get_next_ra_size: the window after one of `cur` pages.
+fn get_next_ra_size(cur: u32, max: u32) -> u32 {
+    if cur < max / 16 { cur * 4 } else { cur * 2 }.min(max)
+}
+
+impl Mm {
     /// The cached page of (mapping, index), if any (find_get_page).
     pub fn find_get_page(&self, mapping: u32, index: u32) -> Option<Pfn> {
         self.mapping(mapping).i_pages.get(&index).copied()
@@ -55,8 +440,7 @@ impl Mm {
         p.mapping = mapping;
         p.index = index;
         p.flags &= !(PG_SWAPBACKED | PG_ACTIVE | PG_REFERENCED);
-        let nid = self.page_to_nid(pfn);
-        self.nr_file_pages_node[nid] += 1;
+        self.mod_page_state(pfn, ZoneStat::NrFilePages, 1);
         self.cost_ns += self.costs.page_cache_op_ns;
         self.lru_cache_add(pfn, false);
         true
@@ -70,8 +454,9 @@ impl Mm {
         let removed = self.mappings[mapping as usize - 1].i_pages.remove(&index);
         debug_assert_eq!(removed, Some(pfn));
         self.pages[pfn as usize].mapping = 0;
-        let nid = self.page_to_nid(pfn);
-        self.nr_file_pages_node[nid] -= 1;
+        self.mod_page_state(pfn, ZoneStat::NrFilePages, -1);
         self.cost_ns += self.costs.page_cache_op_ns;
+        let p = &mut self.pages[pfn as usize];
+        p.flags &= !(PG_UPTODATE | PG_READAHEAD | PG_REFERENCED | PG_ACTIVE);
     }
 }

@@ -35,9 +35,35 @@ impl Mm {
         if mm.sysctl.zone_reclaim_mode.is_none() {
             mm.sysctl.zone_reclaim_mode = Some(0);
         }
+        mm.mount_root(&cfg.machine.disk);
         mm.cost_ns = 0;
         mm.events = VmEvents::default();
         mm
+    }
+
+    /// The machine's disk with one file system on it, and the slab caches of its inodes and
+    /// dentries (the kernel's root file system at boot).
+    fn mount_root(&mut self, disk: &crate::block::DeviceModel) {
+        use super::slab::KmemCache;
+        let nodes = self.nodes.len();
+        self.bdevs.push(crate::block::BlockDevice::new("sda", disk.clone()));
+        self.bdi_stat.push(Default::default());
+        self.bdi_work.push(Default::default());
+        self.flusher_busy.push(false);
+        self.slab_caches.push(KmemCache::new("inode_cache", crate::fs::INODES_PER_SLAB, true, nodes));
+        self.slab_caches.push(KmemCache::new("dentry", crate::fs::DENTRIES_PER_SLAB, true, nodes));
+        self.sbs.push(crate::fs::SuperBlock {
+            dev: 0,
+            start_sector: 2048,
+            next_sector: 2048,
+            b_dirty: Default::default(),
+            inode_lru: Default::default(),
+            dentry_lru: Default::default(),
+            seq: 0,
+            inode_cache: 0,
+            dentry_cache: 1,
+        });
+        self.shrinker_deferred.push(0);
     }
 
     /// Page frames, pageblocks and zones with their spans, present and managed pages; every
@@ -87,6 +113,11 @@ impl Mm {
                     pcp: vec![PerCpuPages::default(); nr_cpus],
                     flags: 0,
                     contiguous: false,
+                    vm_stat: [0; NR_ZONE_STAT_ITEMS],
+                    pages_scanned: 0,
+                    all_unreclaimable: false,
+                    reclaim_locked: false,
+                    congested: false,
                 });
             }
             nodes.push(PglistData {
@@ -105,6 +136,8 @@ impl Mm {
                 kswapd_wait_pending: false,
                 totalreserve_pages: 0,
                 zlc: Default::default(),
+                kswapd_failures: 0,
+                pgdat_dirty: false,
             });
         }
         let mut mm = Mm {
@@ -114,7 +147,6 @@ impl Mm {
             nodes,
             cpu_to_node,
             events: VmEvents::default(),
-            nr_anon_pages_node: vec![0; layout.nodes.len()],
             policy: cfg.kernel.policy,
             era: cfg.kernel.era,
             sysctl: cfg.kernel.sysctl.clone(),
@@ -128,7 +160,24 @@ impl Mm {
             now_ns: 0,
             lruvecs: Vec::new(),
             mappings: Vec::new(),
-            nr_file_pages_node: vec![0; layout.nodes.len()],
+            free_mappings: Vec::new(),
+            sleep_ns: 0,
+            wakeups: Vec::new(),
+            io_timers: Vec::new(),
+            bdevs: Vec::new(),
+            bdi_stat: Vec::new(),
+            bdi_work: Vec::new(),
+            flusher_busy: Vec::new(),
+            sbs: Vec::new(),
+            inodes: Vec::new(),
+            free_inos: Vec::new(),
+            slab_caches: Vec::new(),
+            shrinker_deferred: Vec::new(),
+            reclaimer: super::vmscan::Reclaimer::Direct,
+            in_reclaim: false,
+            reclaim_cpu: 0,
+            reclaimed_slab: 0,
+            dirty_props: Default::default(),
         };
         let nr_lruvecs = match mm.policy.lru_owner {
             LruOwner::PerZone => mm.zones.len(),

@@ -26,8 +26,20 @@ pub const PG_RECLAIM: u32 = 1 << 7;
 pub const PG_UNEVICTABLE: u32 = 1 << 8;
 /// Mapped into a page table whose accessed bit is set (what page_referenced finds).
 pub const PG_YOUNG: u32 = 1 << 9;
-/// Mapped into some process (page_mapped).
+/// Mapped into some process (page_mapped; one mapper is modelled, so this is mapcount > 0).
 pub const PG_MAPPED: u32 = 1 << 10;
+/// Locked for I/O (a read in flight) or by reclaim (PG_locked).
+pub const PG_LOCKED: u32 = 1 << 11;
+/// The page's contents are valid (PG_uptodate).
+pub const PG_UPTODATE: u32 = 1 << 12;
+/// Reading this page starts the next asynchronous readahead (PG_readahead).
+pub const PG_READAHEAD: u32 = 1 << 13;
+/// A slab page (PG_slab): `mapping` is the cache id, `index` the objects in use.
+pub const PG_SLAB: u32 = 1 << 14;
+/// In the swap cache (PG_swapcache): `index` is the swap slot.
+pub const PG_SWAPCACHE: u32 = 1 << 15;
+/// Mapped by an executable mapping (VM_EXEC in the mapping's vm_flags; one mapper modelled).
+pub const PG_EXEC_MAPPED: u32 = 1 << 16;
 
 /// Where a page frame is. Checkers verify that every frame is in exactly one place.
 #[repr(u8)]

@@ -168,6 +168,30 @@ pub const ZONE_BOOSTED_WATERMARK: u32 = 1 << 0;
 pub const ZONE_RECLAIM_ACTIVE: u32 = 1 << 1;
 pub const ZONE_BELOW_HIGH: u32 = 1 << 2;
 
+/// Per-zone page state counters (enum zone_stat_item, 3.x; 6.x keeps most per node and the
+/// node figure is the sum over its zones here). /proc/vmstat sums them over all zones.
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZoneStat {
+    NrFilePages = 0,
+    NrAnonPages,
+    NrFileMapped,
+    NrFileDirty,
+    NrWriteback,
+    NrSlabReclaimable,
+    NrSlabUnreclaimable,
+    NrIsolatedAnon,
+    NrIsolatedFile,
+    NrShmem,
+    NrDirtied,
+    NrWritten,
+    NrVmscanWrite,
+    NrVmscanImmediate,
+}
+
+/// Number of zone stat items.
+pub const NR_ZONE_STAT_ITEMS: usize = 14;
+
 /// A zone (struct zone).
 #[derive(Clone, Debug)]
 pub struct Zone {
@@ -199,6 +223,16 @@ pub struct Zone {
     pub flags: u32,
     /// zone->contiguous: every pageblock of the span is present and in this zone.
     pub contiguous: bool,
+    /// Page state counters (vm_stat).
+    pub vm_stat: [i64; NR_ZONE_STAT_ITEMS],
+    /// 3.x zone->pages_scanned: pages scanned since a page was last freed to this zone.
+    pub pages_scanned: u64,
+    /// 3.x zone->all_unreclaimable: reclaim scanned six times the reclaimable pages in vain.
+    pub all_unreclaimable: bool,
+    /// ZONE_RECLAIM_LOCKED: a zone_reclaim is running on this zone.
+    pub reclaim_locked: bool,
+    /// ZONE_CONGESTED: reclaim met only congested queues when writing dirty pages here.
+    pub congested: bool,
 }
 
 impl Zone {
@@ -236,6 +270,11 @@ impl Zone {
         self.wmark_pages(WMARK_HIGH)
     }
 
+    /// A page state counter (zone_page_state).
+    #[inline(always)]
+    pub fn page_state(&self, item: ZoneStat) -> u64 {
+        self.vm_stat[item as usize].max(0) as u64
+    }
 }
 
 /// A node (pg_data_t).
@@ -267,6 +306,10 @@ pub struct PglistData {
     pub totalreserve_pages: u64,
     /// The 3.x zonelist cache of `zonelist` (struct zonelist_cache).
     pub zlc: ZonelistCacheData,
+    /// 6.x kswapd_failures: balance runs in a row that reclaimed nothing.
+    pub kswapd_failures: u32,
+    /// 6.x PGDAT_DIRTY: reclaim is meeting dirty pages the flushers have not queued.
+    pub pgdat_dirty: bool,
 }
 
 /// struct zonelist_cache: which zonelist entries were recently found full, and when the bitmap
@@ -307,10 +350,19 @@ impl LruList {
     }
 }
 
+/// Recent reclaim history of one lruvec (struct zone_reclaim_stat): index 0 anon, 1 file.
+/// get_scan_count balances anon against file scanning by rotated / scanned.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReclaimStat {
+    pub recent_rotated: [u64; 2],
+    pub recent_scanned: [u64; 2],
+}
+
 /// One set of LRU lists (struct lruvec): per zone in 3.x, per node in 6.x.
 #[derive(Clone, Debug, Default)]
 pub struct Lruvec {
     pub lists: [ListHead; NR_LRU_LISTS],
+    pub reclaim_stat: ReclaimStat,
 }
 
 impl Lruvec {

@@ -8,7 +8,10 @@
 //! * `vmstat`     — /proc/vmstat counters and the /proc text dumps.
 //! * `swap`       — LRU list maintenance (lru_cache_add, mark_page_accessed, activate_page).
 //! * `filemap`    — the page cache (address spaces).
-//! * `vmscan`     — kswapd and zone_reclaim's decisions (scanning arrives with reclaim).
+//! * `vmscan`     — reclaim: LRU scanning, shrink_slab, kswapd, direct reclaim, zone_reclaim.
+//! * `page_writeback` — dirty accounting, dirty limits, balance_dirty_pages.
+//! * `slab`       — slab caches (the pages reclaim sees as slab).
+//! * `swapfile`   — swap space (none is configured yet).
 
 pub mod filemap;
 pub mod gfp;
@@ -16,8 +19,11 @@ pub mod mm_init;
 pub mod mm_types;
 pub mod mmzone;
 pub mod page_alloc;
+pub mod page_writeback;
 pub mod policy;
+pub mod slab;
 pub mod swap;
+pub mod swapfile;
 pub mod vmscan;
 pub mod vmstat;
 

@@ -28,8 +28,6 @@ pub struct Mm {
     /// The node of each CPU.
     pub cpu_to_node: Vec<usize>,
     pub events: VmEvents,
-    /// Anonymous pages mapped, per node (NR_ANON_MAPPED).
-    pub nr_anon_pages_node: Vec<u64>,
     pub policy: MmPolicy,
     pub era: Era,
     pub sysctl: VmSysctl,
@@ -52,8 +50,41 @@ pub struct Mm {
     pub lruvecs: Vec<Lruvec>,
     /// Page cache address spaces; id i + 1 is `mappings[i]`.
     pub mappings: Vec<super::filemap::AddressSpace>,
-    /// File pages in the page cache, per node (NR_FILE_PAGES).
-    pub nr_file_pages_node: Vec<u64>,
+    /// Address space ids free for reuse.
+    pub free_mappings: Vec<u32>,
+    /// Sleep the current task owes after its step (congestion_wait, dirty throttling pauses
+    /// inside the kernel); the engine turns it into a sleep.
+    pub sleep_ns: u64,
+    /// Wait queues to wake, collected during an event (drained by the engine).
+    pub wakeups: Vec<usize>,
+    /// Block device completions to schedule: (time, device).
+    pub io_timers: Vec<(u64, usize)>,
+    /// Block devices.
+    pub bdevs: Vec<crate::block::BlockDevice>,
+    /// Per-device writeback state.
+    pub bdi_stat: Vec<crate::fs::fs_writeback::BdiStat>,
+    /// Per-device queued writeback works.
+    pub bdi_work: Vec<crate::fs::fs_writeback::BdiWork>,
+    /// Per-device: the flusher is running a work.
+    pub flusher_busy: Vec<bool>,
+    /// Mounted file systems.
+    pub sbs: Vec<crate::fs::SuperBlock>,
+    /// Inodes by number (None: free number).
+    pub inodes: Vec<Option<crate::fs::Inode>>,
+    pub free_inos: Vec<u32>,
+    /// Slab caches.
+    pub slab_caches: Vec<super::slab::KmemCache>,
+    /// Work each shrinker could not do yet (shrinker->nr).
+    pub shrinker_deferred: Vec<u64>,
+    /// Who is reclaiming in the current step, and from which CPU (current_is_kswapd,
+    /// PF_MEMALLOC, reclaim_state).
+    pub reclaimer: super::vmscan::Reclaimer,
+    pub in_reclaim: bool,
+    pub reclaim_cpu: usize,
+    /// Slab pages freed during the current reclaim (reclaim_state->reclaimed_slab).
+    pub reclaimed_slab: u64,
+    /// Machine-wide dirtying proportions.
+    pub dirty_props: super::page_writeback::DirtyProportions,
 }
 
 /// Which zones an allocation may use and in what order (struct alloc_context).
@@ -684,6 +715,8 @@ impl Mm {
         }
         self.cost_ns += self.costs.zone_lock_ns;
         self.zones[zid].pcp[cpu].stat_diff = true;
+        self.zones[zid].all_unreclaimable = false;
+        self.zones[zid].pages_scanned = 0;
         match self.policy.pcp {
             PcpPolicy::Order0HotCold => {
                 // 3.x numbering of the pcp types is UNMOVABLE, RECLAIMABLE, MOVABLE; the round
@@ -1205,8 +1238,19 @@ impl Mm {
                     continue 'retry;
                 }
                 if !self.zone_allows(zid, order, alloc_flags, ac.highest_zoneidx) {
-                    // zone_reclaim/node_reclaim and the zonelist cache arrive with the reclaim model.
-                    continue;
+                    // 3.x zone_reclaim when the mode is on; 6.x node_reclaim (off by default)
+                    // is not modelled.
+                    if self.era == Era::Linux6 || self.sysctl.zone_reclaim_mode.unwrap_or(0) == 0 {
+                        continue;
+                    }
+                    match self.zone_reclaim(zid, gfp, order, cpu) {
+                        ZoneReclaim::NoScan | ZoneReclaim::Full => continue,
+                        _ => {
+                            if !self.zone_allows(zid, order, alloc_flags, ac.highest_zoneidx) {
+                                continue;
+                            }
+                        }
+                    }
                 }
                 if let Some(pfn) = self.rmqueue(preferred, zid, cpu, order, gfp, alloc_flags, ac.migratetype) {
                     if alloc_flags & ALLOC_HIGHATOMIC != 0 && order > 0 && self.policy.atomic_reserve == AtomicReserve::Highatomic {
@@ -1468,17 +1512,69 @@ impl Mm {
         self.__alloc_pages_slowpath(gfp, order, &ac, cpu)
     }
 
-    /// The slow path: wake kswapd, retry at the min watermark with the caller's reserves
-    /// (__alloc_pages_slowpath). Direct reclaim, compaction and OOM join when modelled.
+    /// The slow path (__alloc_pages_slowpath, 3.1 order of steps; 6.x adds nothing modelled
+    /// here yet): wake kswapd, retry at the min watermark, then, for callers that may sleep and
+    /// are not reclaiming already, direct reclaim (try_to_free_pages) followed by another try —
+    /// after clearing the zonelist cache with `zlcreconsider` and after draining the per-cpu
+    /// lists once. Without progress the OOM path is reached: the OOM killer is not modelled, so
+    /// the allocation fails and counts oom_kill. Small orders retry while reclaim progresses.
     #[cold]
     #[inline(never)]
     fn __alloc_pages_slowpath(&mut self, gfp: Gfp, order: usize, ac: &AllocContext, cpu: usize) -> Option<Pfn> {
         self.cost_ns += self.costs.slowpath_entry_ns;
-        let alloc_flags = self.gfp_to_alloc_flags(gfp, order);
-        if gfp.has(Gfp::KSWAPD_RECLAIM) {
-            self.wake_all_kswapds(order, ac);
+        let mut stalls = 0;
+        loop {
+            if gfp.has(Gfp::KSWAPD_RECLAIM) {
+                self.wake_all_kswapds(order, ac);
+            }
+            let alloc_flags = self.gfp_to_alloc_flags(gfp, order);
+            if let Some(p) = self.get_page_from_freelist(gfp, order, alloc_flags, ac, cpu) {
+                return Some(p);
+            }
+            // PF_MEMALLOC (reclaim allocating for itself) may not recurse into reclaim.
+            if !gfp.allow_blocking() || self.in_reclaim {
+                return None;
+            }
+            let zones: Vec<usize> = self.zonelist(ac).iter().copied().filter(|&z| self.zones[z].zone_type as usize <= ac.highest_zoneidx).collect();
+            let progress = self.try_to_free_pages(&zones, gfp, order, cpu);
+            if progress > 0 {
+                // 76d3fbf8fbf6: after successful reclaim, reconsider all zones.
+                if self.policy.zonelist_cache == ZonelistCache::Zlcreconsider {
+                    self.zlc_clear_zones_full(ac.nid);
+                }
+                if let Some(p) = self.get_page_from_freelist(gfp, order, alloc_flags, ac, cpu) {
+                    return Some(p);
+                }
+                self.drain_all_pages();
+                if let Some(p) = self.get_page_from_freelist(gfp, order, alloc_flags, ac, cpu) {
+                    return Some(p);
+                }
+            } else if gfp.has(Gfp::FS) && !gfp.has(Gfp::NORETRY) {
+                // __alloc_pages_may_oom: one last try at the high watermark, then the OOM
+                // killer would run. It is not modelled: report and fail.
+                let high = ALLOC_WMARK_HIGH | ALLOC_CPUSET;
+                if let Some(p) = self.get_page_from_freelist(gfp, order, high, ac, cpu) {
+                    return Some(p);
+                }
+                self.events.count(VmStat::OomKill, 1);
+                return None;
+            }
+            // should_alloc_retry: NORETRY never; costly orders do not; small ones do while
+            // reclaim makes progress (bounded here so a simulated livelock ends as a failure).
+            stalls += 1;
+            if gfp.has(Gfp::NORETRY) || order > PAGE_ALLOC_COSTLY_ORDER || stalls > 16 {
+                if stalls > 16 {
+                    self.events.count(VmStat::OomKill, 1);
+                }
+                return None;
+            }
+            // wait_iff_congested(preferred_zone, BLK_RW_ASYNC, HZ/50).
+            if let Some(z) = ac.preferred_zone {
+                if self.zones[z].congested {
+                    self.congestion_wait(super::vmscan::HZ_10_NS / 5);
+                }
+            }
         }
-        self.get_page_from_freelist(gfp, order, alloc_flags, ac, cpu)
     }
 
     /// Frees 2^order pages at `pfn` from `cpu` (__free_pages / free_the_page).
@@ -1499,6 +1595,8 @@ impl Mm {
         } else {
             self.cost_ns += self.costs.zone_lock_ns;
             self.zones[zid].pcp[cpu].stat_diff = true;
+            self.zones[zid].all_unreclaimable = false;
+            self.zones[zid].pages_scanned = 0;
             let mt = self.get_pageblock_migratetype(pfn);
             self.__free_one_page(zid, pfn, order, mt);
         }

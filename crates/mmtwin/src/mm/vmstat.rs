@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::mmzone::{LruList, MigrateType, ZoneType, MIGRATE_TYPES, WMARK_HIGH, WMARK_LOW, WMARK_MIN, WMARK_PROMO};
+use super::mmzone::{LruList, MigrateType, ZoneStat, ZoneType, MAX_NR_ZONES, MIGRATE_TYPES, NR_ZONE_STAT_ITEMS, WMARK_HIGH, WMARK_LOW, WMARK_MIN, WMARK_PROMO};
 use super::page_alloc::Mm;
 use super::{NR_PAGE_ORDERS, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER};
 
@@ -166,6 +166,7 @@ vmstat_items! {
     ThpCollapseAllocFailed => "thp_collapse_alloc_failed", Both;
     ThpSplit => "thp_split", Old;
     ThpSplitPage => "thp_split_page", New;
+    OomKill => "oom_kill", New;
 }
 
 impl VmStat {
@@ -214,7 +215,49 @@ impl VmEvents {
     }
 }
 
+/// The /proc/vmstat items that are sums of zone page state counters.
+const ZONE_STAT_NAMES: [(VmStat, ZoneStat); NR_ZONE_STAT_ITEMS] = [
+    (VmStat::NrFilePages, ZoneStat::NrFilePages),
+    (VmStat::NrAnonPages, ZoneStat::NrAnonPages),
+    (VmStat::NrMapped, ZoneStat::NrFileMapped),
+    (VmStat::NrDirty, ZoneStat::NrFileDirty),
+    (VmStat::NrWriteback, ZoneStat::NrWriteback),
+    (VmStat::NrSlabReclaimable, ZoneStat::NrSlabReclaimable),
+    (VmStat::NrSlabUnreclaimable, ZoneStat::NrSlabUnreclaimable),
+    (VmStat::NrIsolatedAnon, ZoneStat::NrIsolatedAnon),
+    (VmStat::NrIsolatedFile, ZoneStat::NrIsolatedFile),
+    (VmStat::NrShmem, ZoneStat::NrShmem),
+    (VmStat::NrDirtied, ZoneStat::NrDirtied),
+    (VmStat::NrWritten, ZoneStat::NrWritten),
+    (VmStat::NrVmscanWrite, ZoneStat::NrVmscanWrite),
+    (VmStat::NrVmscanImmediateReclaim, ZoneStat::NrVmscanImmediate),
+];
+
 impl Mm {
+    /// Adds `delta` to a zone's page state counter (__mod_zone_page_state).
+    #[inline(always)]
+    pub fn mod_zone_page_state(&mut self, zid: usize, item: ZoneStat, delta: i64) {
+        self.zones[zid].vm_stat[item as usize] += delta;
+    }
+
+    /// Adds `delta` to the counter of the zone of `pfn` (mod_zone_page_state(page_zone(page))).
+    #[inline(always)]
+    pub fn mod_page_state(&mut self, pfn: super::Pfn, item: ZoneStat, delta: i64) {
+        let zid = self.page_zone(pfn);
+        self.zones[zid].vm_stat[item as usize] += delta;
+    }
+
+    /// A node's counter: the sum over its zones (node_page_state).
+    pub fn node_page_state(&self, nid: usize, item: ZoneStat) -> u64 {
+        let first = nid * MAX_NR_ZONES;
+        self.zones[first..first + MAX_NR_ZONES].iter().map(|z| z.vm_stat[item as usize]).sum::<i64>().max(0) as u64
+    }
+
+    /// The machine-wide counter (global_page_state).
+    pub fn global_page_state(&self, item: ZoneStat) -> u64 {
+        self.zones.iter().map(|z| z.vm_stat[item as usize]).sum::<i64>().max(0) as u64
+    }
+
     /// A full /proc/vmstat snapshot: events as counted, state items read from the structures.
     pub fn vmstat_snapshot(&self) -> [i64; NR_VMSTAT_ITEMS] {
         let mut out = [0i64; NR_VMSTAT_ITEMS];
@@ -222,8 +265,9 @@ impl Mm {
             out[i] = *v as i64;
         }
         out[VmStat::NrFreePages as usize] = self.zones.iter().map(|z| z.nr_free_pages).sum();
-        out[VmStat::NrAnonPages as usize] = self.nr_anon_pages_node.iter().sum::<u64>() as i64;
-        out[VmStat::NrFilePages as usize] = self.nr_file_pages_node.iter().sum::<u64>() as i64;
+        for (item, zs) in ZONE_STAT_NAMES {
+            out[item as usize] = self.global_page_state(zs) as i64;
+        }
         out[VmStat::NrInactiveAnon as usize] = self.nr_lru_pages(LruList::InactiveAnon) as i64;
         out[VmStat::NrActiveAnon as usize] = self.nr_lru_pages(LruList::ActiveAnon) as i64;
         out[VmStat::NrInactiveFile as usize] = self.nr_lru_pages(LruList::InactiveFile) as i64;
@@ -336,7 +380,7 @@ impl Mm {
             let _ = writeln!(s, "Node {}, zone {:>8}", z.node, z.zone_type.name());
             if self.era == Era::Linux6 && z.zone_type == ZoneType::Dma && z.node < self.nodes.len() {
                 let _ = writeln!(s, "  per-node stats");
-                let anon: u64 = self.nr_anon_pages_node.get(z.node).copied().unwrap_or(0);
+                let anon = self.node_page_state(z.node, ZoneStat::NrAnonPages);
                 let _ = writeln!(s, "      nr_anon_pages {}", anon);
             }
             let _ = writeln!(s, "  pages free     {}", z.nr_free_pages);

@@ -43,6 +43,33 @@ pub struct CostTable {
     pub lru_op_ns: u64,
     /// Inserting a page into or deleting it from a file's page cache (radix tree / xarray).
     pub page_cache_op_ns: u64,
+    /// Looking a page up in the page cache (find_get_page).
+    pub page_cache_lookup_ns: u64,
+    /// Copying 4 KiB between user memory and a page (copy_from_user / copy_to_user), local.
+    pub copy_page_ns: u64,
+    /// Entering and leaving a system call.
+    pub syscall_ns: u64,
+    /// Creating a file: path lookup, inode and dentry set-up, directory entry (not the slab
+    /// allocations, charged separately).
+    pub file_create_ns: u64,
+    /// Unlinking a file (besides truncating its pages).
+    pub file_unlink_ns: u64,
+    /// Reclaim looking at one isolated page in shrink_page_list (lock, flags, mapping checks).
+    pub shrink_page_ns: u64,
+    /// Walking the reverse map of a mapped page (page_referenced, try_to_unmap, page_mkclean).
+    pub rmap_walk_ns: u64,
+    /// Removing a reclaimed page from its mapping (__remove_mapping).
+    pub remove_mapping_ns: u64,
+    /// A slab object allocation and free.
+    pub slab_alloc_ns: u64,
+    pub slab_free_ns: u64,
+    /// A shrinker looking at one dentry or inode.
+    pub slab_object_scan_ns: u64,
+    /// Writeback preparing one dirty page for I/O (tag lookup, clear dirty, set writeback,
+    /// block mapping, adding it to a bio).
+    pub writeback_page_ns: u64,
+    /// Submitting one bio (generic_make_request, elevator merge attempt).
+    pub submit_bio_ns: u64,
 }
 
 impl Default for CostTable {
@@ -64,6 +91,19 @@ impl Default for CostTable {
             vmstat_update_ns: 1000,
             lru_op_ns: 40,
             page_cache_op_ns: 120,
+            page_cache_lookup_ns: 40,
+            copy_page_ns: 600,
+            syscall_ns: 150,
+            file_create_ns: 12_000,
+            file_unlink_ns: 8_000,
+            shrink_page_ns: 120,
+            rmap_walk_ns: 300,
+            remove_mapping_ns: 150,
+            slab_alloc_ns: 80,
+            slab_free_ns: 70,
+            slab_object_scan_ns: 150,
+            writeback_page_ns: 250,
+            submit_bio_ns: 800,
         }
     }
 }

@@ -36,6 +36,9 @@ pub enum After {
     Block,
     /// Sleep on a wait queue until something wakes it (prepare_to_wait + schedule).
     Wait(WaitQueueId),
+    /// Sleep on a wait queue until woken or until the timeout passes (schedule_timeout);
+    /// the next step's `TaskCx::timed_out` says which.
+    WaitTimeout(WaitQueueId, SimTime),
     /// Finish.
     Exit,
 }
@@ -55,14 +58,14 @@ pub struct TaskCx<'a> {
     pub tid: TaskId,
     pub mm: &'a mut Mm,
     pub rng: &'a mut Rng,
-    /// Wait queues this step asked to wake.
-    wake_requests: &'a mut Vec<WaitQueueId>,
+    /// The task's last sleep ended by its timeout rather than a wakeup.
+    pub timed_out: bool,
 }
 
 impl TaskCx<'_> {
     /// Wakes every task waiting on `wq` (wake_up_all) once this step's time has passed.
     pub fn wake_up(&mut self, wq: WaitQueueId) {
-        self.wake_requests.push(wq);
+        self.mm.wake_up(wq);
     }
 }
 
@@ -94,6 +97,12 @@ struct TaskSlot {
     cpu: usize,
     state: TaskState,
     after: After,
+    /// Incremented each time the task goes to sleep; wakeups and timeouts carry the value they
+    /// were meant for, so a stale one is ignored.
+    gen: u64,
+    timed_out: bool,
+    /// When the current step started.
+    step_started: SimTime,
 }
 
 #[derive(Default)]
@@ -106,8 +115,12 @@ struct Cpu {
 enum Event {
     /// The step running on this CPU has used its time.
     CpuDone(usize),
-    /// Make a sleeping or blocked task runnable.
-    Wake(TaskId),
+    /// Make a sleeping or blocked task runnable (if still in the sleep of this generation).
+    Wake(TaskId, u64),
+    /// A sleep's timeout (WaitTimeout).
+    Timeout(TaskId, u64),
+    /// A block device finished its request in flight.
+    IoDone(usize),
     /// Take a vmstat sample.
     Sample,
     /// Record the /proc dumps.
@@ -140,8 +153,10 @@ pub struct Sim {
     cpus: Vec<Cpu>,
     tasks: Vec<TaskSlot>,
     kswapd: Vec<TaskId>,
-    wait_queues: Vec<VecDeque<TaskId>>,
-    wake_requests: Vec<WaitQueueId>,
+    wait_queues: Vec<VecDeque<(TaskId, u64)>>,
+    /// When each wait queue was last woken: a task whose step asked to wait on a queue woken
+    /// since the step began does not sleep (prepare_to_wait before the condition is checked).
+    last_woken: Vec<Option<SimTime>>,
     live_workload: usize,
     sample_interval: SimTime,
     /// vmstat samples (time, full snapshot).
@@ -168,7 +183,7 @@ impl Sim {
             tasks: Vec::new(),
             kswapd: Vec::new(),
             wait_queues: Vec::new(),
-            wake_requests: Vec::new(),
+            last_woken: Vec::new(),
             live_workload: 0,
             sample_interval,
             samples: Vec::new(),
@@ -177,10 +192,27 @@ impl Sim {
             events_processed: 0,
             check_invariants: cfg!(any(debug_assertions, feature = "checkers")),
         };
+        // The hashed page wait table comes first (ids 0..NR_PAGE_WAITQUEUES), then each block
+        // device's request and congestion queues.
+        for _ in 0..crate::mm::filemap::NR_PAGE_WAITQUEUES {
+            sim.new_wait_queue();
+        }
+        for d in 0..sim.mm.bdevs.len() {
+            sim.mm.bdevs[d].rq_wait = sim.new_wait_queue();
+            sim.mm.bdevs[d].congestion_wait = sim.new_wait_queue();
+            sim.mm.bdevs[d].flusher_wait = sim.new_wait_queue();
+        }
         for nid in 0..sim.mm.nodes.len() {
-            let cpu = sim.mm.nodes[nid].cpus[0];
-            let tid = sim.spawn_blocked(Box::new(Kswapd::new(nid)), cpu);
+            let cpu = sim.mm.nodes[nid].cpus.first().copied().unwrap_or(0);
+            let wq = sim.new_wait_queue();
+            let tid = sim.spawn_blocked(Box::new(Kswapd::new(nid, wq)), cpu);
             sim.kswapd.push(tid);
+        }
+        for d in 0..sim.mm.bdevs.len() {
+            let t = crate::fs::fs_writeback::Flusher::new(d, sim.mm.sysctl.dirty_writeback_centisecs);
+            let first = t.first_wakeup_ns();
+            // Flushers are unbound; they run on the last CPU, away from node 0's workloads.
+            sim.spawn_kernel_thread_at(Box::new(t), nr_cpus - 1, first);
         }
         let interval = sim.mm.sysctl.stat_interval.max(1) * 1_000_000_000;
         for cpu in 0..nr_cpus {
@@ -191,7 +223,7 @@ impl Sim {
 
     fn spawn_blocked(&mut self, task: Box<dyn Task>, cpu: usize) -> TaskId {
         let tid = self.tasks.len();
-        self.tasks.push(TaskSlot { task, cpu, state: TaskState::Blocked, after: After::Block });
+        self.tasks.push(TaskSlot { task, cpu, state: TaskState::Blocked, after: After::Block, gen: 0, timed_out: false, step_started: 0 });
         tid
     }
 
@@ -199,14 +231,15 @@ impl Sim {
     fn spawn_kernel_thread_at(&mut self, task: Box<dyn Task>, cpu: usize, t: SimTime) -> TaskId {
         debug_assert!(!task.is_workload());
         let tid = self.tasks.len();
-        self.tasks.push(TaskSlot { task, cpu, state: TaskState::Sleeping, after: After::Continue });
-        self.queue.push(t, Event::Wake(tid));
+        self.tasks.push(TaskSlot { task, cpu, state: TaskState::Sleeping, after: After::Continue, gen: 0, timed_out: false, step_started: 0 });
+        self.queue.push(t, Event::Wake(tid, 0));
         tid
     }
 
     /// A new, empty wait queue.
     pub fn new_wait_queue(&mut self) -> WaitQueueId {
         self.wait_queues.push(VecDeque::new());
+        self.last_woken.push(None);
         self.wait_queues.len() - 1
     }
 
@@ -217,8 +250,8 @@ impl Sim {
             self.live_workload += 1;
         }
         let tid = self.tasks.len();
-        self.tasks.push(TaskSlot { task, cpu, state: TaskState::Sleeping, after: After::Continue });
-        self.queue.push(self.now, Event::Wake(tid));
+        self.tasks.push(TaskSlot { task, cpu, state: TaskState::Sleeping, after: After::Continue, gen: 0, timed_out: false, step_started: 0 });
+        self.queue.push(self.now, Event::Wake(tid, 0));
         tid
     }
 
@@ -232,7 +265,14 @@ impl Sim {
             self.events_processed += 1;
             match ev {
                 Event::CpuDone(cpu) => self.cpu_done(cpu),
-                Event::Wake(tid) => self.wake(tid),
+                Event::Wake(tid, gen) => self.wake(tid, gen, false),
+                Event::Timeout(tid, gen) => self.wake(tid, gen, true),
+                Event::IoDone(dev) => {
+                    self.mm.now_ns = self.now;
+                    self.mm.blk_complete(dev);
+                    self.mm.take_cost();
+                    self.flush_mm_requests(self.now);
+                }
                 Event::Dump => self.dump(),
                 Event::Sample => {
                     self.sample();
@@ -277,11 +317,12 @@ impl Sim {
         self.samples.push((self.now, Box::new(self.mm.vmstat_snapshot())));
     }
 
-    fn wake(&mut self, tid: TaskId) {
+    fn wake(&mut self, tid: TaskId, gen: u64, timed_out: bool) {
         let slot = &mut self.tasks[tid];
-        if !matches!(slot.state, TaskState::Sleeping | TaskState::Blocked) {
+        if slot.gen != gen || !matches!(slot.state, TaskState::Sleeping | TaskState::Blocked) {
             return;
         }
+        slot.timed_out = timed_out;
         slot.state = TaskState::Runnable;
         let cpu = slot.cpu;
         self.cpus[cpu].runqueue.push_back(tid);
@@ -300,34 +341,62 @@ impl Sim {
     fn run_step(&mut self, cpu: usize, tid: TaskId) {
         self.cpus[cpu].current = Some(tid);
         self.tasks[tid].state = TaskState::Running;
+        self.tasks[tid].step_started = self.now;
         self.mm.now_ns = self.now;
-        let step = {
-            let mut cx = TaskCx { now: self.now, cpu, tid, mm: &mut self.mm, rng: &mut self.rng, wake_requests: &mut self.wake_requests };
+        let timed_out = std::mem::take(&mut self.tasks[tid].timed_out);
+        let mut step = {
+            let mut cx = TaskCx { now: self.now, cpu, tid, mm: &mut self.mm, rng: &mut self.rng, timed_out };
             self.tasks[tid].task.step(&mut cx)
         };
+        // Sleeps the step asked for inside the kernel (congestion_wait, dirty throttling) follow
+        // its CPU time.
+        let debt = std::mem::take(&mut self.mm.sleep_ns);
+        if debt > 0 {
+            step.after = match step.after {
+                After::Continue => After::Sleep(debt),
+                After::Sleep(ns) => After::Sleep(ns + debt),
+                other => other,
+            };
+        }
         let system = step.system_ns + self.mm.take_cost();
         let done = self.now + step.user_ns + system;
-        // Waiters become runnable when the waker's step has run (its CPU time has passed).
-        while let Some(wq) = self.wake_requests.pop() {
-            while let Some(w) = self.wait_queues[wq].pop_front() {
-                self.queue.push(done, Event::Wake(w));
-            }
-        }
         self.times.user_ns += step.user_ns;
         self.times.system_ns += system;
         self.tasks[tid].after = step.after;
-        self.queue.push(self.now + step.user_ns + system, Event::CpuDone(cpu));
+        self.queue.push(done, Event::CpuDone(cpu));
+        // Waiters become runnable when the waker's step has run (its CPU time has passed).
+        self.flush_mm_requests(done);
+    }
+
+    /// Carries out what the memory manager asked for during an event: wait queue wakeups (at
+    /// `at`), device dispatches, kswapd wakeups.
+    fn flush_mm_requests(&mut self, at: SimTime) {
+        while let Some(wq) = self.mm.wakeups.pop() {
+            self.last_woken[wq] = Some(self.now);
+            while let Some((w, gen)) = self.wait_queues[wq].pop_front() {
+                self.queue.push(at, Event::Wake(w, gen));
+            }
+        }
+        while let Some((t, dev)) = self.mm.io_timers.pop() {
+            self.queue.push(t, Event::IoDone(dev));
+        }
         while let Some(nid) = self.mm.kswapd_wakeups.pop() {
             let k = self.kswapd[nid];
             if self.tasks[k].state == TaskState::Blocked {
                 self.mm.cost_ns += self.mm.costs.wakeup_ns;
-                self.queue.push(self.now, Event::Wake(k));
+                self.queue.push(self.now, Event::Wake(k, self.tasks[k].gen));
             }
         }
     }
 
     fn cpu_done(&mut self, cpu: usize) {
         let tid = self.cpus[cpu].current.take().expect("a CPU finished a step it was not running");
+        if let After::Wait(wq) | After::WaitTimeout(wq, _) = self.tasks[tid].after {
+            if self.last_woken[wq].is_some_and(|t| t >= self.tasks[tid].step_started) {
+                // Woken while the step ran: the condition it waits for may already hold.
+                self.tasks[tid].after = After::Continue;
+            }
+        }
         match self.tasks[tid].after {
             After::Continue => {
                 if self.cpus[cpu].runqueue.is_empty() {
@@ -338,14 +407,26 @@ impl Sim {
                 self.cpus[cpu].runqueue.push_back(tid);
             }
             After::Sleep(ns) => {
-                self.tasks[tid].state = TaskState::Sleeping;
-                self.queue.push(self.now + ns, Event::Wake(tid));
+                let slot = &mut self.tasks[tid];
+                slot.state = TaskState::Sleeping;
+                slot.gen += 1;
+                self.queue.push(self.now + ns, Event::Wake(tid, slot.gen));
             }
             After::Wait(wq) => {
-                self.tasks[tid].state = TaskState::Blocked;
-                self.wait_queues[wq].push_back(tid);
+                let slot = &mut self.tasks[tid];
+                slot.state = TaskState::Blocked;
+                slot.gen += 1;
+                self.wait_queues[wq].push_back((tid, slot.gen));
+            }
+            After::WaitTimeout(wq, ns) => {
+                let slot = &mut self.tasks[tid];
+                slot.state = TaskState::Blocked;
+                slot.gen += 1;
+                self.wait_queues[wq].push_back((tid, slot.gen));
+                self.queue.push(self.now + ns, Event::Timeout(tid, slot.gen));
             }
             After::Block => {
+                self.tasks[tid].gen += 1;
                 // A kswapd woken again during its pass does not miss the wakeup.
                 let rewoken = self.kswapd.iter().position(|&k| k == tid).is_some_and(|nid| self.mm.nodes[nid].kswapd_wait_pending);
                 if rewoken {

@@ -18,6 +18,7 @@ use crate::config::machine::MachineLayout;
 use crate::config::size::{Bytes, Duration};
 use crate::config::ConfigError;
 use crate::mm::gfp::Gfp;
+use crate::mm::mmzone::ZoneStat;
 use crate::mm::vmstat::VmStat;
 use crate::mm::{Mm, Pfn, MAX_PAGE_ORDER, PAGEBLOCK_ORDER as HPAGE_PMD_ORDER, PAGE_SIZE};
 use crate::sim::queue::SimTime;
@@ -222,8 +223,7 @@ impl AnonChurnTask {
         for &(pfn, order) in &r.blocks {
             let n = 1u64 << order;
             ns += mm.costs.unmap_page_ns * n;
-            let nid = mm.page_to_nid(pfn);
-            mm.nr_anon_pages_node[nid] -= n;
+            mm.mod_page_state(pfn, ZoneStat::NrAnonPages, -(n as i64));
             mm.pages[pfn as usize].mapping = 0;
             mm.free_pages(pfn, order as usize, cpu);
             self.resident_pages -= n;
@@ -286,7 +286,7 @@ impl AnonChurnTask {
                 let clear = cx.mm.costs.clear_page_ns * n * remote_factor_x10(cx.mm, cpu_node, nid) / 10;
                 latency += cx.mm.costs.page_fault_ns + clear;
                 cx.mm.events.count(VmStat::Pgfault, 1);
-                cx.mm.nr_anon_pages_node[nid] += n;
+                cx.mm.mod_page_state(pfn, ZoneStat::NrAnonPages, n as i64);
                 cx.mm.pages[pfn as usize].mapping = self.owner;
                 user += cx.mm.costs.touch_page_ns * n;
                 self.resident_pages += n;

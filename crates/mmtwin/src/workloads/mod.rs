@@ -5,6 +5,10 @@
 //! the way the MMTests benchmark reports them.
 
 pub mod anon_churn;
+pub mod fileio;
+pub mod fsmark;
+pub mod largedd;
+pub mod mapped_writer;
 
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +43,14 @@ pub enum WorkloadSpec {
     /// Anonymous memory churn: tasks fault in, touch and free regions of given sizes, orders
     /// and lifetimes, with a movable/unmovable mix.
     AnonChurn(anon_churn::AnonChurnSpec),
+    /// fs_mark: worker processes creating files of a given size (MMTests fsmark).
+    Fsmark(fsmark::FsmarkSpec),
+    /// Download a large file, copy it with dd until a multiple of memory is written, delete
+    /// everything (MMTests largedd).
+    Largedd(largedd::LargeddSpec),
+    /// One process per CPU writing one word per page through a shared mapping of its own
+    /// sparse file (MMTests vmscan-file-mmap-write).
+    MappedWriter(mapped_writer::MappedWriterSpec),
 }
 
 /// A workload running on a simulation; reads its metrics when the run is over.
@@ -51,12 +63,18 @@ impl WorkloadSpec {
     pub fn benchmark(&self) -> &'static str {
         match self {
             WorkloadSpec::AnonChurn(_) => "anonchurn",
+            WorkloadSpec::Fsmark(_) => "fsmark",
+            WorkloadSpec::Largedd(_) => "largedd",
+            WorkloadSpec::MappedWriter(_) => "mappedwriter",
         }
     }
 
     pub fn validate(&self, layout: &MachineLayout) -> Result<(), ConfigError> {
         match self {
             WorkloadSpec::AnonChurn(s) => s.validate(layout),
+            WorkloadSpec::Fsmark(s) => s.validate(layout),
+            WorkloadSpec::Largedd(s) => s.validate(layout),
+            WorkloadSpec::MappedWriter(s) => s.validate(layout),
         }
     }
 
@@ -64,13 +82,32 @@ impl WorkloadSpec {
     pub fn resolved(&self, layout: &MachineLayout) -> WorkloadSpec {
         match self {
             WorkloadSpec::AnonChurn(s) => WorkloadSpec::AnonChurn(s.resolved(layout)),
+            WorkloadSpec::Fsmark(s) => WorkloadSpec::Fsmark(s.resolved(layout)),
+            WorkloadSpec::Largedd(s) => WorkloadSpec::Largedd(s.resolved(layout)),
+            WorkloadSpec::MappedWriter(s) => WorkloadSpec::MappedWriter(s.resolved(layout)),
         }
     }
 
     /// Spawns the workload's tasks on `sim`.
-    pub fn start(&self, sim: &mut Sim) -> Box<dyn WorkloadRun> {
+    pub fn start(&self, sim: &mut Sim, layout: &MachineLayout) -> Box<dyn WorkloadRun> {
         match self {
             WorkloadSpec::AnonChurn(s) => Box::new(anon_churn::start(s, sim)),
+            WorkloadSpec::Fsmark(s) => Box::new(fsmark::start(s, sim)),
+            WorkloadSpec::Largedd(s) => Box::new(largedd::start(s, sim, layout)),
+            WorkloadSpec::MappedWriter(s) => Box::new(mapped_writer::start(s, sim, layout)),
+        }
+    }
+
+    /// A rough simulated duration, for progress bars only: the run time of anon-churn, or the
+    /// bytes a file workload writes at the disk's bandwidth.
+    pub fn nominal_duration_ns(&self, layout: &MachineLayout, bandwidth: u64) -> u64 {
+        let at_disk_speed = |bytes: f64| (bytes / bandwidth.max(1) as f64 * 1e9) as u64;
+        let mem = fileio::mem_total(layout) as f64;
+        match self {
+            WorkloadSpec::AnonChurn(s) => s.duration.0,
+            WorkloadSpec::Fsmark(s) => at_disk_speed((s.threads as u64 * s.files * s.loops * s.size.0) as f64),
+            WorkloadSpec::Largedd(s) => at_disk_speed(mem * s.target_ratio),
+            WorkloadSpec::MappedWriter(s) => at_disk_speed(mem * s.total_ratio),
         }
     }
 }

@@ -1,0 +1,360 @@
+//! Writeback of dirty file pages (fs/fs-writeback.c, 3.1): the per-device flusher thread with
+//! its queued works, background writeback above dirty_background_ratio, periodic (kupdate)
+//! writeback of inodes dirtied more than dirty_expire_centisecs ago, and writeback asked for
+//! by reclaim (wakeup_flusher_threads) and by throttled dirtiers (writeback_inodes_wb).
+//!
+//! Inodes are written oldest-dirtied first, each for a chunk of at least 1024 pages
+//! (MIN_WRITEBACK_PAGES); a page's blocks are allocated as it is written (delayed allocation),
+//! and runs of pages with adjacent sectors go down as one bio. A writer finding the device's
+//! request queue full stops and waits for a free request.
+
+use std::collections::VecDeque;
+
+use super::{Ino, I_DIRTY_PAGES, I_SYNC};
+use crate::block::{Bio, Dir, SECTORS_PER_PAGE};
+use crate::mm::mm_types::*;
+use crate::mm::page_alloc::Mm;
+use crate::mm::Pfn;
+use crate::sim::{After, Step, Task, TaskCx};
+
+/// MIN_WRITEBACK_PAGES: every inode gets at least 4 MB of writeback per turn.
+pub const MIN_WRITEBACK_PAGES: u64 = 1024;
+/// Pages in one bio at most (BIO_MAX_PAGES).
+pub const BIO_MAX_PAGES: usize = 256;
+
+/// Per-device writeback counters (bdi_stat and bdi state).
+#[derive(Clone, Debug, Default)]
+pub struct BdiStat {
+    /// Dirty pages of files on this device (BDI_RECLAIMABLE).
+    pub reclaimable: i64,
+    /// Pages under writeback (BDI_WRITEBACK).
+    pub writeback: i64,
+    /// Writeback completions, for the device's share of the dirty limit.
+    pub completions: u64,
+    /// bdi->dirty_exceeded.
+    pub dirty_exceeded: bool,
+}
+
+/// Why a writeback work runs (wb_writeback_work.reason, 3.1 flavours).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkKind {
+    /// Until dirty pages are below the background threshold.
+    Background,
+    /// Inodes dirtied longer than dirty_expire ago.
+    Kupdate,
+    /// A page count asked for by reclaim (range_cyclic = 0) or a throttled task.
+    Pages,
+}
+
+/// A queued writeback work (struct wb_writeback_work).
+#[derive(Clone, Copy, Debug)]
+pub struct WbWork {
+    pub kind: WorkKind,
+    pub nr_pages: i64,
+    /// Only inodes dirtied at or before this time are written.
+    pub older_than_ns: u64,
+    pub range_cyclic: bool,
+}
+
+impl Mm {
+    /// Submits a bio to device `dev` (submit_bio → generic_make_request), counting pgpgin /
+    /// pgpgout in KiB, and starts the device if it is idle.
+    pub fn submit_bio(&mut self, dev: usize, bio: Bio) {
+        let kib = bio.pages.len() as u64 * SECTORS_PER_PAGE / 2;
+        let item = if bio.dir == Dir::Write { crate::mm::vmstat::VmStat::Pgpgout } else { crate::mm::vmstat::VmStat::Pgpgin };
+        self.events.count(item, kib);
+        self.cost_ns += self.costs.submit_bio_ns;
+        if self.bdevs[dev].submit_bio(bio) {
+            self.blk_kick(dev);
+        }
+    }
+
+    /// Starts the next request on an idle device.
+    pub fn blk_kick(&mut self, dev: usize) {
+        if let Some(t) = self.bdevs[dev].dispatch(self.now_ns) {
+            self.io_timers.push((t, dev));
+        }
+    }
+
+    /// A device finished its request: completes every page (reads become uptodate and are
+    /// unlocked, writes end their writeback), wakes waiters for requests and congestion, and
+    /// starts the next request.
+    pub fn blk_complete(&mut self, dev: usize) {
+        let rq = self.bdevs[dev].complete();
+        for &pfn in &rq.pages {
+            match rq.dir {
+                Dir::Read => {
+                    let p = &mut self.pages[pfn as usize];
+                    p.flags |= PG_UPTODATE;
+                    p.flags &= !PG_LOCKED;
+                    self.wake_up_page(pfn);
+                }
+                Dir::Write => {
+                    if self.pages[pfn as usize].flags & PG_SWAPBACKED != 0 {
+                        self.end_swap_writeback(pfn, dev);
+                    } else {
+                        self.end_page_writeback(pfn, dev);
+                    }
+                }
+            }
+        }
+        self.blk_kick(dev);
+        let d = &self.bdevs[dev];
+        let (full, congested, rq_wait, cwait) = (d.queue_full(rq.dir), d.is_congested(Dir::Write), d.rq_wait, d.congestion_wait);
+        if !full {
+            self.wake_up(rq_wait);
+        }
+        if !congested {
+            self.wake_up(cwait);
+        }
+    }
+
+    /// Returns true if the device's flusher has work queued or running (writeback_in_progress).
+    pub fn writeback_in_progress(&self, dev: usize) -> bool {
+        self.flusher_busy[dev] || !self.bdi_work[dev].is_empty()
+    }
+
+    /// Queues background writeback and wakes the flusher (bdi_start_background_writeback).
+    pub fn bdi_start_background_writeback(&mut self, dev: usize) {
+        self.wake_up(self.bdevs[dev].flusher_wait);
+    }
+
+    /// wakeup_flusher_threads(nr_pages) from reclaim: every device with dirty pages gets a work
+    /// of writing its share of `nr_pages` (all dirty pages if 0), from the start of each file.
+    pub fn wakeup_flusher_threads(&mut self, nr_pages: u64) {
+        let nr = if nr_pages == 0 { self.global_page_state(crate::mm::mmzone::ZoneStat::NrFileDirty) } else { nr_pages };
+        let now = self.now_ns;
+        for dev in 0..self.bdevs.len() {
+            if self.bdi_stat[dev].reclaimable <= 0 {
+                continue;
+            }
+            self.bdi_work[dev].push_back(WbWork { kind: WorkKind::Pages, nr_pages: nr as i64, older_than_ns: now, range_cyclic: false });
+            self.wake_up(self.bdevs[dev].flusher_wait);
+        }
+    }
+
+    /// writeback_chunk_size: what one inode gets per turn for WB_SYNC_NONE writeback,
+    /// round_down(min(bandwidth/2, dirty limit/8, work pages) + 1024, 1024).
+    fn writeback_chunk_size(&self, dev: usize, work_pages: i64) -> u64 {
+        let bw_half = self.bdevs[dev].model.bandwidth / crate::mm::PAGE_SIZE / 2;
+        let (_, dirty) = self.global_dirty_limits();
+        let pages = bw_half.min(dirty / 8).min(work_pages.max(0) as u64);
+        (pages + MIN_WRITEBACK_PAGES) / MIN_WRITEBACK_PAGES * MIN_WRITEBACK_PAGES
+    }
+
+    /// The oldest dirty inode of device `dev` dirtied at or before `older_than` (queue_io +
+    /// the b_io tail).
+    fn next_dirty_inode(&self, dev: usize, older_than: u64) -> Option<Ino> {
+        for sb in self.sbs.iter().filter(|sb| sb.dev == dev) {
+            if let Some((_, &ino)) = sb.b_dirty.iter().next() {
+                if self.inode(ino).dirtied_when <= older_than {
+                    return Some(ino);
+                }
+            }
+        }
+        None
+    }
+
+    /// writeback_single_inode with write_cache_pages: writes up to `nr_to_write` dirty pages of
+    /// the inode in index order (from writeback_index when cyclic), allocating blocks and
+    /// merging adjacent ones into bios. Stops early if the device queue fills. Returns
+    /// (pages written, stopped on a full queue).
+    pub fn writeback_single_inode(&mut self, ino: Ino, nr_to_write: u64, range_cyclic: bool) -> (u64, bool) {
+        let sb = self.inode(ino).sb;
+        let dev = self.sbs[sb].dev;
+        if let Some(k) = self.inode_mut(ino).dirty_key.take() {
+            self.sbs[sb].b_dirty.remove(&k);
+        }
+        let i = self.inode_mut(ino);
+        i.state |= I_SYNC;
+        i.state &= !I_DIRTY_PAGES;
+        let start = if range_cyclic { i.writeback_index } else { 0 };
+        let mapping = i.mapping;
+        let mut indexes: Vec<u32> = self.mapping(mapping).dirty.range(start..).copied().take(nr_to_write as usize).collect();
+        if range_cyclic && (indexes.len() as u64) < nr_to_write && start > 0 {
+            let more = nr_to_write as usize - indexes.len();
+            indexes.extend(self.mapping(mapping).dirty.range(..start).copied().take(more));
+        }
+        let mut written = 0u64;
+        let mut blocked = false;
+        let mut bio: Option<Bio> = None;
+        let mut next_index = start;
+        for index in indexes {
+            if self.bdevs[dev].queue_full(Dir::Write) {
+                blocked = true;
+                break;
+            }
+            let pfn = self.mapping(mapping).i_pages[&index];
+            let f = self.pages[pfn as usize].flags;
+            if f & (PG_LOCKED | PG_WRITEBACK) != 0 {
+                continue;
+            }
+            self.cost_ns += self.costs.writeback_page_ns;
+            self.clear_page_dirty_for_io(pfn);
+            self.set_page_writeback(pfn, dev);
+            let sector = self.get_block(ino, index);
+            match bio.as_mut() {
+                Some(b) if b.sector + b.pages.len() as u64 * SECTORS_PER_PAGE == sector && b.pages.len() < BIO_MAX_PAGES => b.pages.push(pfn),
+                _ => {
+                    if let Some(b) = bio.take() {
+                        self.submit_bio(dev, b);
+                    }
+                    bio = Some(Bio { dir: Dir::Write, sector, pages: vec![pfn] });
+                }
+            }
+            written += 1;
+            next_index = index + 1;
+        }
+        if let Some(b) = bio.take() {
+            self.submit_bio(dev, b);
+        }
+        let still_dirty = !self.mapping(mapping).dirty.is_empty();
+        let key = self.sbs[sb].next_key();
+        let i = self.inode_mut(ino);
+        i.writeback_index = next_index;
+        i.state &= !I_SYNC;
+        if still_dirty {
+            i.state |= I_DIRTY_PAGES;
+            i.dirty_key = Some(key);
+            self.sbs[sb].b_dirty.insert(key, ino);
+        } else {
+            // The flusher's iput: a clean unused inode joins the LRU.
+            self.iput_final_check(ino);
+        }
+        (written, blocked)
+    }
+
+    /// writeback_inodes_wb from a throttled dirtier: writes up to `nr_pages` of the device's
+    /// dirty pages, oldest inodes first. Returns the pages written.
+    pub fn writeback_inodes_wb(&mut self, dev: usize, nr_pages: u64, _cpu: usize) -> u64 {
+        let now = self.now_ns;
+        let mut left = nr_pages;
+        let mut written = 0;
+        let mut seen = 0;
+        while left > 0 && seen < 64 {
+            let Some(ino) = self.next_dirty_inode(dev, now) else { break };
+            seen += 1;
+            let chunk = self.writeback_chunk_size(dev, left as i64);
+            let (w, blocked) = self.writeback_single_inode(ino, chunk.min(left), true);
+            written += w;
+            left = left.saturating_sub(w);
+            if blocked || w == 0 {
+                break;
+            }
+        }
+        written
+    }
+}
+
+/// What the flusher does between steps.
+#[derive(Clone, Copy, Debug)]
+enum FlusherState {
+    Idle,
+    Working(WbWork),
+}
+
+/// The per-device flusher thread (flush-MAJOR:MINOR, bdi_writeback_thread + wb_do_writeback).
+#[derive(Debug)]
+pub struct Flusher {
+    dev: usize,
+    name: String,
+    interval_ns: u64,
+    last_old_flush: u64,
+    state: FlusherState,
+}
+
+impl Flusher {
+    pub fn new(dev: usize, dirty_writeback_centisecs: u64) -> Flusher {
+        Flusher { dev, name: format!("flush-8:{}", dev * 16), interval_ns: dirty_writeback_centisecs * 10_000_000, last_old_flush: 0, state: FlusherState::Idle }
+    }
+
+    /// The first periodic wakeup.
+    pub fn first_wakeup_ns(&self) -> u64 {
+        self.interval_ns.max(1_000_000)
+    }
+
+    /// The next work: queued works first, then periodic kupdate writeback every interval, then
+    /// background writeback while over the background threshold (wb_do_writeback).
+    fn next_work(&mut self, mm: &mut Mm, now: u64) -> Option<WbWork> {
+        if let Some(w) = mm.bdi_work[self.dev].pop_front() {
+            return Some(w);
+        }
+        if self.interval_ns > 0 && now >= self.last_old_flush + self.interval_ns {
+            self.last_old_flush = now;
+            let nr = mm.bdi_stat[self.dev].reclaimable.max(0);
+            if nr > 0 {
+                let expire = mm.sysctl.dirty_expire_centisecs * 10_000_000;
+                return Some(WbWork { kind: WorkKind::Kupdate, nr_pages: nr + 64, older_than_ns: now.saturating_sub(expire), range_cyclic: true });
+            }
+        }
+        if mm.over_bground_thresh() && mm.bdi_stat[self.dev].reclaimable > 0 {
+            return Some(WbWork { kind: WorkKind::Background, nr_pages: i64::MAX, older_than_ns: now, range_cyclic: true });
+        }
+        None
+    }
+}
+
+impl Task for Flusher {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn is_workload(&self) -> bool {
+        false
+    }
+
+    /// One inode's chunk of a writeback work per step (wb_writeback / writeback_sb_inodes).
+    fn step(&mut self, cx: &mut TaskCx) -> Step {
+        let mm = &mut *cx.mm;
+        let now = cx.now;
+        let dev = self.dev;
+        let work = match self.state {
+            FlusherState::Working(w) => w,
+            FlusherState::Idle => match self.next_work(mm, now) {
+                Some(w) => {
+                    mm.flusher_busy[dev] = true;
+                    w
+                }
+                None => {
+                    mm.flusher_busy[dev] = false;
+                    let after = if mm.bdi_stat[dev].reclaimable > 0 || mm.bdi_stat[dev].writeback > 0 {
+                        After::WaitTimeout(mm.bdevs[dev].flusher_wait, self.interval_ns.max(1_000_000))
+                    } else {
+                        After::Wait(mm.bdevs[dev].flusher_wait)
+                    };
+                    return Step { user_ns: 0, system_ns: mm.costs.kswapd_pass_ns / 4, after };
+                }
+            },
+        };
+        let background_done = work.kind == WorkKind::Background && !mm.over_bground_thresh();
+        let next = if work.nr_pages <= 0 || background_done { None } else { mm.next_dirty_inode(dev, work.older_than_ns) };
+        let Some(ino) = next else {
+            self.state = FlusherState::Idle;
+            return Step { user_ns: 0, system_ns: mm.costs.kswapd_pass_ns / 4, after: After::Continue };
+        };
+        let chunk = mm.writeback_chunk_size(dev, work.nr_pages);
+        let (written, blocked) = mm.writeback_single_inode(ino, chunk, work.range_cyclic);
+        let mut w = work;
+        w.nr_pages -= written as i64;
+        self.state = FlusherState::Working(w);
+        let after = if blocked {
+            After::Wait(mm.bdevs[dev].rq_wait)
+        } else if written == 0 {
+            // Nothing writable in this inode now (pages locked or already under writeback):
+            // wait for some I/O to finish before looking again.
+            After::WaitTimeout(mm.bdevs[dev].rq_wait, crate::mm::page_writeback::JIFFY_NS)
+        } else {
+            After::Continue
+        };
+        Step { user_ns: 0, system_ns: mm.costs.kswapd_pass_ns / 4, after }
+    }
+}
+
+/// Waits for writeback queues: the flushers' works per device.
+pub type BdiWork = VecDeque<WbWork>;
+
+/// The pages of a file under writeback, for callers that must wait for them.
+pub fn first_page_under_writeback(mm: &Mm, ino: Ino) -> Option<Pfn> {
+    let mapping = mm.inode(ino).mapping;
+    mm.mapping(mapping).i_pages.values().copied().find(|&p| mm.pages[p as usize].flags & PG_WRITEBACK != 0)
+}

@@ -1,0 +1,333 @@
+//! File systems (fs/): superblocks on block devices, inodes and dentries (objects in slab
+//! caches, with their LRU lists and the superblock shrinker), block mapping of file pages, and
+//! the file operations workloads call (create, unlink, open/close).
+//!
+//! The generic file system here maps each file's pages to disk sectors when they are first
+//! written back (delayed allocation, as ext4 and xfs do), taking space from a per-superblock
+//! allocation cursor, so a file written back in order lands contiguously. Journalling and
+//! metadata I/O are not modelled: they belong to the file system profiles (ext2/ext3/ext4/xfs)
+//! that come with the writeback study.
+
+pub mod fs_writeback;
+pub mod inode;
+
+use std::collections::BTreeMap;
+
+use crate::block::SECTORS_PER_PAGE;
+use crate::mm::page_alloc::Mm;
+use crate::mm::slab::CacheId;
+use crate::mm::Pfn;
+
+/// An inode number: index into `Mm::inodes`.
+pub type Ino = u32;
+
+/// Inode state bits (include/linux/fs.h I_*).
+pub const I_DIRTY_PAGES: u32 = 1 << 0;
+/// Being written back (I_SYNC).
+pub const I_SYNC: u32 = 1 << 1;
+/// Second chance on the inode LRU (I_REFERENCED).
+pub const I_REFERENCED: u32 = 1 << 2;
+
+/// The dentry of an inode (one name per file is modelled).
+#[derive(Clone, Debug)]
+pub struct Dentry {
+    /// Slab page of the dentry object.
+    pub slab: Pfn,
+    /// References from open files and lookups in progress (d_count).
+    pub d_count: u32,
+    /// DCACHE_REFERENCED: used since the shrinker last looked.
+    pub referenced: bool,
+    /// Key in the superblock's dentry LRU, when unused.
+    pub lru_key: Option<u64>,
+}
+
+/// Per-file readahead state (struct file_ra_state).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FileRaState {
+    pub start: u32,
+    pub size: u32,
+    pub async_size: u32,
+    /// Index after the last page read (prev_pos).
+    pub prev_index: u32,
+    /// Page faults that missed the cache (mmap_miss).
+    pub mmap_miss: u32,
+}
+
+/// An inode (struct inode) with its page cache.
+#[derive(Clone, Debug)]
+pub struct Inode {
+    pub sb: usize,
+    /// Address space id of the page cache (see `Mm::mapping`).
+    pub mapping: u32,
+    /// File size in pages (i_size rounded up).
+    pub size_pages: u64,
+    pub nlink: u32,
+    /// References: the dentry, open files, mappings (i_count).
+    pub i_count: u32,
+    /// I_* bits.
+    pub state: u32,
+    /// When the inode's pages were first dirtied (dirtied_when), ns.
+    pub dirtied_when: u64,
+    /// Key in the superblock's dirty list (b_dirty) while dirty.
+    pub dirty_key: Option<u64>,
+    /// Key in the superblock's inode LRU while unused.
+    pub lru_key: Option<u64>,
+    /// Disk extents: (first page index, first sector, pages), sorted by index.
+    pub extents: Vec<(u32, u64, u32)>,
+    /// Slab page of the inode object.
+    pub slab: Pfn,
+    pub dentry: Option<Dentry>,
+    /// Where cyclic writeback resumes (mapping->writeback_index).
+    pub writeback_index: u32,
+    pub ra: FileRaState,
+}
+
+/// A mounted file system (struct super_block) on block device `dev`.
+#[derive(Clone, Debug)]
+pub struct SuperBlock {
+    pub dev: usize,
+    /// First sector of the file system on the device.
+    pub start_sector: u64,
+    /// Next free sector for new extents.
+    pub next_sector: u64,
+    /// Dirty inodes in the order they were dirtied (b_dirty; oldest first here).
+    pub b_dirty: BTreeMap<u64, Ino>,
+    /// Unused inodes (s_inode_lru): lowest key is the tail (oldest).
+    pub inode_lru: BTreeMap<u64, Ino>,
+    /// Unused dentries (s_dentry_lru).
+    pub dentry_lru: BTreeMap<u64, Ino>,
+    /// Sequence for the ordered lists above.
+    pub seq: u64,
+    /// Slab caches of this file system's inodes and of dentries.
+    pub inode_cache: CacheId,
+    pub dentry_cache: CacheId,
+}
+
+impl SuperBlock {
+    /// The next key: newer entries sort after older ones.
+    pub fn next_key(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+}
+
+/// Inode objects per slab page (ext4_inode_cache objects are about 1 KiB).
+pub const INODES_PER_SLAB: u32 = 4;
+/// Dentry objects per slab page (192 bytes each).
+pub const DENTRIES_PER_SLAB: u32 = 21;
+
+impl Mm {
+    /// The inode with number `ino`.
+    #[inline(always)]
+    pub fn inode(&self, ino: Ino) -> &Inode {
+        self.inodes[ino as usize].as_ref().expect("a live inode")
+    }
+
+    #[inline(always)]
+    pub fn inode_mut(&mut self, ino: Ino) -> &mut Inode {
+        self.inodes[ino as usize].as_mut().expect("a live inode")
+    }
+
+    /// Creates a file on superblock `sb` (open(O_CREAT)): allocates its inode and dentry
+    /// objects and an empty page cache; the file starts open once (i_count holds the dentry and
+    /// the open). Returns None if the objects could not be allocated.
+    pub fn create_file(&mut self, sb: usize, cpu: usize) -> Option<Ino> {
+        self.cost_ns += self.costs.file_create_ns;
+        let (ic, dc) = (self.sbs[sb].inode_cache, self.sbs[sb].dentry_cache);
+        let islab = self.kmem_cache_alloc(ic, cpu)?;
+        let Some(dslab) = self.kmem_cache_alloc(dc, cpu) else {
+            self.kmem_cache_free(ic, islab, cpu);
+            return None;
+        };
+        let ino = match self.free_inos.pop() {
+            Some(i) => i,
+            None => {
+                self.inodes.push(None);
+                (self.inodes.len() - 1) as Ino
+            }
+        };
+        let mapping = self.new_mapping(ino as u64);
+        self.inodes[ino as usize] = Some(Inode {
+            sb,
+            mapping,
+            size_pages: 0,
+            nlink: 1,
+            i_count: 2,
+            state: 0,
+            dirtied_when: 0,
+            dirty_key: None,
+            lru_key: None,
+            extents: Vec::new(),
+            slab: islab,
+            dentry: Some(Dentry { slab: dslab, d_count: 1, referenced: false, lru_key: None }),
+            writeback_index: 0,
+            ra: FileRaState::default(),
+        });
+        Some(ino)
+    }
+
+    /// Opens an existing file (path lookup finds the cached dentry): takes a dentry and an inode
+    /// reference; returns false if the file no longer exists.
+    pub fn open_file(&mut self, ino: Ino) -> bool {
+        self.cost_ns += self.costs.syscall_ns;
+        let Some(inode) = self.inodes.get(ino as usize).and_then(|i| i.as_ref()) else { return false };
+        if inode.nlink == 0 {
+            return false;
+        }
+        let sb = inode.sb;
+        if let Some(key) = self.inode(ino).dentry.as_ref().and_then(|d| d.lru_key) {
+            self.sbs[sb].dentry_lru.remove(&key);
+        }
+        if let Some(key) = self.inode(ino).lru_key {
+            self.sbs[sb].inode_lru.remove(&key);
+        }
+        let i = self.inode_mut(ino);
+        i.lru_key = None;
+        i.i_count += 1;
+        if let Some(d) = i.dentry.as_mut() {
+            d.d_count += 1;
+            d.lru_key = None;
+        }
+        true
+    }
+
+    /// Closes a file (fput → dput + iput): an unused dentry goes on the dentry LRU with
+    /// DCACHE_REFERENCED set.
+    pub fn close_file(&mut self, ino: Ino) {
+        self.cost_ns += self.costs.syscall_ns;
+        let sb = self.inode(ino).sb;
+        let key = self.sbs[sb].next_key();
+        let i = self.inode_mut(ino);
+        i.i_count -= 1;
+        if let Some(d) = i.dentry.as_mut() {
+            d.d_count -= 1;
+            d.referenced = true;
+            if d.d_count == 0 {
+                d.lru_key = Some(key);
+                self.sbs[sb].dentry_lru.insert(key, ino);
+            }
+        }
+        self.iput_final_check(ino);
+    }
+
+    /// The sector of page `index` of a file, if blocks are allocated for it (bmap).
+    pub fn bmap(&self, ino: Ino, index: u32) -> Option<u64> {
+        let ext = &self.inode(ino).extents;
+        let i = ext.partition_point(|e| e.0 <= index);
+        if i == 0 {
+            return None;
+        }
+        let (start, sector, len) = ext[i - 1];
+        (index < start + len).then(|| sector + u64::from(index - start) * SECTORS_PER_PAGE)
+    }
+
+    /// Allocates the block of page `index` (delayed allocation at writeback, or at writepage
+    /// from reclaim): extends the file's last extent when it is the next page and the cursor
+    /// is right behind it, otherwise starts a new extent at the cursor.
+    pub fn get_block(&mut self, ino: Ino, index: u32) -> u64 {
+        if let Some(s) = self.bmap(ino, index) {
+            return s;
+        }
+        let sb = self.inode(ino).sb;
+        let cursor = self.sbs[sb].next_sector;
+        self.sbs[sb].next_sector += SECTORS_PER_PAGE;
+        let ext = &mut self.inode_mut(ino).extents;
+        if let Some(last) = ext.last_mut() {
+            if last.0 + last.2 == index && last.1 + u64::from(last.2) * SECTORS_PER_PAGE == cursor {
+                last.2 += 1;
+                return cursor;
+            }
+        }
+        let i = ext.partition_point(|e| e.0 <= index);
+        ext.insert(i, (index, cursor, 1));
+        cursor
+    }
+
+    /// The block device of a page cache page's file.
+    pub fn page_bdev(&self, pfn: Pfn) -> Option<usize> {
+        let mapping = self.pages[pfn as usize].mapping;
+        if mapping == 0 {
+            return None;
+        }
+        let ino = self.mapping(mapping).host as Ino;
+        Some(self.sbs[self.inode(ino).sb].dev)
+    }
+
+    /// Unlinks a file (unlink + the final iput): drops its name and, once nobody uses it,
+    /// truncates its page cache and frees the inode. Pages under writeback must finish first:
+    /// returns Some(pfn) of such a page for the caller to wait on, None when done.
+    pub fn unlink_file(&mut self, ino: Ino, cpu: usize) -> Option<Pfn> {
+        let mapping = self.inode(ino).mapping;
+        if let Some(pfn) = self.mapping(mapping).i_pages.values().copied().find(|&p| self.pages[p as usize].flags & crate::mm::mm_types::PG_WRITEBACK != 0) {
+            return Some(pfn);
+        }
+        self.cost_ns += self.costs.file_unlink_ns;
+        let sb = self.inode(ino).sb;
+        if let Some(d) = self.inode_mut(ino).dentry.take() {
+            if let Some(k) = d.lru_key {
+                self.sbs[sb].dentry_lru.remove(&k);
+            }
+            let dc = self.sbs[sb].dentry_cache;
+            self.kmem_cache_free(dc, d.slab, cpu);
+            self.inode_mut(ino).i_count -= 1;
+        }
+        self.inode_mut(ino).nlink = 0;
+        if self.inode(ino).i_count == 0 {
+            self.evict_inode(ino, cpu);
+        }
+        None
+    }
+
+    /// Frees an inode nobody references: truncates its page cache (truncate_inode_pages),
+    /// takes it off the dirty and LRU lists and frees its object (evict + destroy_inode).
+    pub fn evict_inode(&mut self, ino: Ino, cpu: usize) {
+        let sb = self.inode(ino).sb;
+        self.truncate_inode_pages(ino, cpu);
+        let i = self.inode_mut(ino);
+        let (dk, lk, slab) = (i.dirty_key.take(), i.lru_key.take(), i.slab);
+        if let Some(k) = dk {
+            self.sbs[sb].b_dirty.remove(&k);
+        }
+        if let Some(k) = lk {
+            self.sbs[sb].inode_lru.remove(&k);
+        }
+        if let Some(d) = self.inode_mut(ino).dentry.take() {
+            if let Some(k) = d.lru_key {
+                self.sbs[sb].dentry_lru.remove(&k);
+            }
+            let dc = self.sbs[sb].dentry_cache;
+            self.kmem_cache_free(dc, d.slab, cpu);
+        }
+        let ic = self.sbs[sb].inode_cache;
+        self.kmem_cache_free(ic, slab, cpu);
+        let mapping = self.inode(ino).mapping;
+        self.free_mapping(mapping);
+        self.inodes[ino as usize] = None;
+        self.free_inos.push(ino);
+    }
+
+    /// Removes every page of a file from the page cache and frees it (truncate_inode_pages);
+    /// dirty pages are cancelled. Pages under writeback must have finished (the caller waited).
+    pub fn truncate_inode_pages(&mut self, ino: Ino, cpu: usize) {
+        let mapping = self.inode(ino).mapping;
+        let pages: Vec<Pfn> = self.mapping(mapping).i_pages.values().copied().collect();
+        for pfn in pages {
+            self.truncate_page(pfn, cpu);
+        }
+    }
+
+    /// Truncates one page cache page: unmaps it, cancels its dirty state, takes it off the LRU
+    /// and out of the cache, and frees it.
+    pub fn truncate_page(&mut self, pfn: Pfn, cpu: usize) {
+        use crate::mm::mm_types::*;
+        if self.pages[pfn as usize].flags & PG_MAPPED != 0 {
+            self.try_to_unmap(pfn);
+        }
+        self.cancel_dirty_page(pfn);
+        if self.pages[pfn as usize].flags & PG_LRU != 0 {
+            self.del_page_from_lru_list(pfn);
+        }
+        self.delete_from_page_cache(pfn);
+        self.free_pages(pfn, 0, cpu);
+    }
+}

@@ -1,0 +1,317 @@
+//! Dirty page accounting and throttling (mm/page-writeback.c, 3.1 semantics).
+//!
+//! * set_page_dirty / clear_page_dirty_for_io / cancel_dirty_page keep NR_FILE_DIRTY, the
+//!   mapping's dirty tag and the inode's dirty state.
+//! * test_set_page_writeback / end_page_writeback keep NR_WRITEBACK and NR_WRITTEN; a page that
+//!   reclaim marked PG_reclaim is rotated to the inactive tail when its write completes.
+//! * global_dirty_limits: dirty_ratio and dirty_background_ratio (or the _bytes forms) of the
+//!   dirtyable memory (free + file LRU, + anon LRU with swap; 6.x also minus totalreserve).
+//! * balance_dirty_pages (3.1, before the IO-less rework of 3.2): a task that has dirtied its
+//!   ratelimit of pages checks the limits; over them, it writes back a chunk of the device's
+//!   dirty pages itself and pauses (1 jiffy doubling to HZ/10), until the dirty + writeback
+//!   count falls back or 200 ms have passed with the excess halved.
+
+use super::mm_types::*;
+use super::mmzone::{LruList, ZoneStat};
+use super::page_alloc::Mm;
+use super::vmstat::{Era, VmStat};
+use super::Pfn;
+use crate::fs::{Ino, I_DIRTY_PAGES, I_SYNC};
+
+/// A jiffy in ns (HZ = 250, the common 2011 distribution setting).
+pub const JIFFY_NS: u64 = 4_000_000;
+/// balance_dirty_pages gives up waiting after this long once the excess is halved (MAX_PAUSE).
+pub const MAX_PAUSE_NS: u64 = 200_000_000;
+
+/// A task's dirty-throttling state (the fields of task_struct and the per-cpu ratelimit that
+/// balance_dirty_pages uses), owned by the workload task.
+#[derive(Clone, Debug, Default)]
+pub struct DirtyThrottle {
+    /// Pages dirtied since the last balance_dirty_pages call.
+    pub ratelimit: u64,
+    /// Inside balance_dirty_pages: when the loop was entered.
+    pub throttled_since: Option<u64>,
+    /// The current pause (doubles per iteration).
+    pub pause_ns: u64,
+    /// Pages this task wrote back itself in the current balance_dirty_pages loop.
+    pub pages_written: u64,
+    pub write_chunk: u64,
+    /// The task's recent dirtying (prop_local_single: decays by half each period).
+    pub dirties: u64,
+    pub period: u64,
+    /// The task's id for messages; not used by the model.
+    pub tid: usize,
+}
+
+/// Machine-wide dirtying proportions (vm_dirties prop_descriptor): periods of `dirty_thresh`
+/// pages, each halving every task's share.
+#[derive(Clone, Debug, Default)]
+pub struct DirtyProportions {
+    pub events: u64,
+    pub period: u64,
+}
+
+impl Mm {
+    // ------------------------------------------------------------------------------------------
+    // Dirty bits.
+
+    /// set_page_dirty for a page cache page (__set_page_dirty_nobuffers): returns true if the
+    /// page was newly dirtied.
+    pub fn set_page_dirty(&mut self, pfn: Pfn) -> bool {
+        if self.pages[pfn as usize].flags & PG_DIRTY != 0 {
+            return false;
+        }
+        self.pages[pfn as usize].flags |= PG_DIRTY;
+        self.mod_page_state(pfn, ZoneStat::NrFileDirty, 1);
+        self.mod_page_state(pfn, ZoneStat::NrDirtied, 1);
+        let (mapping, index) = (self.pages[pfn as usize].mapping, self.pages[pfn as usize].index);
+        self.mapping_mut(mapping).dirty.insert(index);
+        let ino = self.mapping(mapping).host as Ino;
+        if let Some(dev) = self.page_bdev(pfn) {
+            self.bdi_stat[dev].reclaimable += 1;
+        }
+        self.__mark_inode_dirty(ino);
+        true
+    }
+
+    /// __mark_inode_dirty(I_DIRTY_PAGES): the first dirtying stamps dirtied_when and queues the
+    /// inode on its superblock's dirty list (unless it is being written, which requeues it).
+    pub fn __mark_inode_dirty(&mut self, ino: Ino) {
+        let now = self.now_ns;
+        let i = self.inode(ino);
+        if i.state & I_DIRTY_PAGES != 0 {
+            return;
+        }
+        let sb = i.sb;
+        let syncing = i.state & I_SYNC != 0;
+        let key = self.sbs[sb].next_key();
+        let i = self.inode_mut(ino);
+        i.state |= I_DIRTY_PAGES;
+        i.dirtied_when = now;
+        if !syncing && i.dirty_key.is_none() {
+            i.dirty_key = Some(key);
+            self.sbs[sb].b_dirty.insert(key, ino);
+        }
+    }
+
+    /// Clears the dirty bit before writing a page (clear_page_dirty_for_io); a mapped page is
+    /// write-protected again (page_mkclean). Returns true if it was dirty.
+    pub fn clear_page_dirty_for_io(&mut self, pfn: Pfn) -> bool {
+        if self.pages[pfn as usize].flags & PG_DIRTY == 0 {
+            return false;
+        }
+        if self.pages[pfn as usize].flags & PG_MAPPED != 0 {
+            self.cost_ns += self.costs.rmap_walk_ns;
+        }
+        self.clear_dirty(pfn);
+        true
+    }
+
+    /// Drops a page's dirty state without writing it (cancel_dirty_page, at truncation).
+    pub fn cancel_dirty_page(&mut self, pfn: Pfn) {
+        if self.pages[pfn as usize].flags & PG_DIRTY != 0 {
+            self.clear_dirty(pfn);
+        }
+    }
+
+    fn clear_dirty(&mut self, pfn: Pfn) {
+        self.pages[pfn as usize].flags &= !PG_DIRTY;
+        self.mod_page_state(pfn, ZoneStat::NrFileDirty, -1);
+        let (mapping, index) = (self.pages[pfn as usize].mapping, self.pages[pfn as usize].index);
+        if mapping != 0 {
+            self.mapping_mut(mapping).dirty.remove(&index);
+            if let Some(dev) = self.page_bdev(pfn) {
+                self.bdi_stat[dev].reclaimable -= 1;
+            }
+        }
+    }
+
+    /// test_set_page_writeback.
+    pub fn set_page_writeback(&mut self, pfn: Pfn, dev: usize) {
+        self.pages[pfn as usize].flags |= PG_WRITEBACK;
+        self.mod_page_state(pfn, ZoneStat::NrWriteback, 1);
+        self.bdi_stat[dev].writeback += 1;
+    }
+
+    /// end_page_writeback: the write finished. A page reclaim wanted (PG_reclaim) moves to the
+    /// inactive tail so the next scan frees it (rotate_reclaimable_page, pgrotated); waiters on
+    /// the page are woken.
+    pub fn end_page_writeback(&mut self, pfn: Pfn, dev: usize) {
+        let f = self.pages[pfn as usize].flags;
+        debug_assert!(f & PG_WRITEBACK != 0, "pfn {pfn} was not under writeback");
+        self.pages[pfn as usize].flags &= !PG_WRITEBACK;
+        self.mod_page_state(pfn, ZoneStat::NrWriteback, -1);
+        self.mod_page_state(pfn, ZoneStat::NrWritten, 1);
+        self.bdi_stat[dev].writeback -= 1;
+        self.bdi_stat[dev].completions += 1;
+        if f & PG_RECLAIM != 0 {
+            self.pages[pfn as usize].flags &= !PG_RECLAIM;
+            self.rotate_reclaimable_page(pfn);
+        }
+        self.wake_up_page(pfn);
+    }
+
+    /// rotate_reclaimable_page: a clean, inactive, unlocked LRU page goes to the tail.
+    fn rotate_reclaimable_page(&mut self, pfn: Pfn) {
+        let f = self.pages[pfn as usize].flags;
+        if f & (PG_LOCKED | PG_DIRTY | PG_ACTIVE | PG_UNEVICTABLE) != 0 || f & PG_LRU == 0 {
+            return;
+        }
+        let lru = self.page_lru(pfn);
+        debug_assert!(lru == LruList::InactiveFile || lru == LruList::InactiveAnon);
+        let lv = self.page_lruvec(pfn);
+        list_del(&mut self.pages, &mut self.lruvecs[lv].lists[lru as usize], pfn);
+        list_add_tail(&mut self.pages, &mut self.lruvecs[lv].lists[lru as usize], pfn);
+        self.events.count(VmStat::Pgrotated, 1);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Limits.
+
+    /// determine_dirtyable_memory (3.x) / global_dirtyable_memory (6.x).
+    pub fn dirtyable_memory(&self) -> u64 {
+        let free = self.zones.iter().map(|z| z.nr_free_pages.max(0) as u64).sum::<u64>();
+        let mut x = free + self.nr_lru_pages(LruList::InactiveFile) + self.nr_lru_pages(LruList::ActiveFile);
+        if self.nr_swap_pages() > 0 && self.era == Era::Linux3 {
+            x += self.nr_lru_pages(LruList::InactiveAnon) + self.nr_lru_pages(LruList::ActiveAnon);
+        }
+        if self.era == Era::Linux6 {
+            x = x.saturating_sub(self.totalreserve_pages);
+        }
+        x + 1
+    }
+
+    /// global_dirty_limits: (background threshold, dirty threshold) in pages.
+    pub fn global_dirty_limits(&self) -> (u64, u64) {
+        let avail = self.dirtyable_memory();
+        let s = &self.sysctl;
+        let dirty = if s.dirty_bytes > 0 { s.dirty_bytes.div_ceil(super::PAGE_SIZE) } else { s.dirty_ratio * avail / 100 };
+        let mut bg = if s.dirty_background_bytes > 0 { s.dirty_background_bytes.div_ceil(super::PAGE_SIZE) } else { s.dirty_background_ratio * avail / 100 };
+        if bg >= dirty {
+            bg = dirty / 2;
+        }
+        (bg, dirty)
+    }
+
+    /// over_bground_thresh: dirty pages above the background threshold.
+    pub fn over_bground_thresh(&self) -> bool {
+        let (bg, _) = self.global_dirty_limits();
+        self.global_page_state(ZoneStat::NrFileDirty) > bg
+    }
+
+    /// bdi_dirty_limit: the device's share of the dirty threshold by its share of recent
+    /// writeback completions (all of it with one device).
+    fn bdi_dirty_limit(&self, dev: usize, dirty: u64) -> u64 {
+        let total: u64 = self.bdi_stat.iter().map(|b| b.completions).sum();
+        if self.bdi_stat.len() <= 1 || total == 0 {
+            return dirty;
+        }
+        dirty * self.bdi_stat[dev].completions / total
+    }
+
+    /// task_dirty_limit: a heavy dirtier's limit is lowered by up to 1/8 of the device's.
+    fn task_dirty_limit(&self, t: &DirtyThrottle, bdi_thresh: u64) -> u64 {
+        let (num, den) = self.task_dirty_share(t);
+        let dec = bdi_thresh / 8 * num / den.max(1);
+        bdi_thresh.saturating_sub(dec).max(bdi_thresh / 2)
+    }
+
+    /// The task's share of recent dirtying (num, den), decayed per period.
+    fn task_dirty_share(&self, t: &DirtyThrottle) -> (u64, u64) {
+        let shift = (self.dirty_props.period - t.period).min(63);
+        let mine = t.dirties >> shift;
+        let den = (self.dirty_props.events % self.dirty_period().max(1)) + self.dirty_period();
+        (mine.min(den), den)
+    }
+
+    fn dirty_period(&self) -> u64 {
+        // The period follows the dirty threshold (calc_period_shift): about dirty_thresh pages.
+        self.global_dirty_limits().1.max(1024)
+    }
+
+    /// Records a page dirtied by task `t` (task_dirty_inc).
+    fn task_dirty_inc(&mut self, t: &mut DirtyThrottle) {
+        let period = self.dirty_period();
+        self.dirty_props.events += 1;
+        if self.dirty_props.events % period == 0 {
+            self.dirty_props.period += 1;
+        }
+        let shift = (self.dirty_props.period - t.period).min(63);
+        t.dirties = (t.dirties >> shift) + 1;
+        t.period = self.dirty_props.period;
+    }
+
+    /// balance_dirty_pages_ratelimited_nr: after a page is dirtied, every ratelimit_pages
+    /// (8 while the device's limit is exceeded) run balance_dirty_pages. A task already in
+    /// its throttling loop goes on with it.
+    pub fn balance_dirty_pages_ratelimited(&mut self, t: &mut DirtyThrottle, dev: usize, newly_dirtied: bool, cpu: usize) {
+        if newly_dirtied {
+            self.task_dirty_inc(t);
+        }
+        t.ratelimit += 1;
+        let limit = if self.bdi_stat[dev].dirty_exceeded { 8 } else { self.ratelimit_pages() };
+        if t.throttled_since.is_none() && t.ratelimit < limit {
+            return;
+        }
+        if t.throttled_since.is_none() {
+            t.write_chunk = t.ratelimit.max(self.ratelimit_pages()) * 3 / 2;
+            t.ratelimit = 0;
+        }
+        self.balance_dirty_pages(t, dev, cpu);
+    }
+
+    /// ratelimit_pages: total pages / (CPUs × 32), within [16, 1024].
+    fn ratelimit_pages(&self) -> u64 {
+        let total: u64 = self.zones.iter().map(|z| z.present_pages).sum();
+        (total / (self.cpu_to_node.len() as u64 * 32)).clamp(16, 1024)
+    }
+
+    /// One iteration of 3.1 balance_dirty_pages for task `t` on device `dev`. If the task stays
+    /// throttled, its pause is added to the task's sleep (after the current step) and the next
+    /// dirtying call continues the loop.
+    pub fn balance_dirty_pages(&mut self, t: &mut DirtyThrottle, dev: usize, cpu: usize) {
+        let now = self.now_ns;
+        let (bg, dirty) = self.global_dirty_limits();
+        let nr_reclaimable = self.global_page_state(ZoneStat::NrFileDirty);
+        let nr_dirty = nr_reclaimable + self.global_page_state(ZoneStat::NrWriteback);
+        let bdi_thresh = self.bdi_dirty_limit(dev, dirty);
+        let task_limit = self.task_dirty_limit(t, bdi_thresh);
+        let bdi_reclaimable = self.bdi_stat[dev].reclaimable.max(0) as u64;
+        let bdi_dirty = bdi_reclaimable + self.bdi_stat[dev].writeback.max(0) as u64;
+        let entered = *t.throttled_since.get_or_insert(now);
+        let mut leave = nr_dirty <= (bg + dirty) / 2;
+        let exceeded = bdi_dirty > task_limit || nr_dirty > dirty;
+        if !leave && !exceeded {
+            leave = true;
+        }
+        if !leave {
+            self.bdi_stat[dev].dirty_exceeded = true;
+            if bdi_reclaimable > task_limit {
+                let want = t.write_chunk.saturating_sub(t.pages_written);
+                t.pages_written += self.writeback_inodes_wb(dev, want, cpu);
+                if t.pages_written >= t.write_chunk {
+                    leave = true;
+                }
+            }
+        }
+        if !leave && now - entered > MAX_PAUSE_NS && nr_dirty < dirty && bdi_dirty < (task_limit + bdi_thresh) / 2 {
+            leave = true;
+        }
+        if !leave {
+            t.pause_ns = if t.pause_ns == 0 { JIFFY_NS } else { (t.pause_ns * 2).min(super::vmscan::HZ_10_NS) };
+            self.sleep_ns += t.pause_ns;
+            return;
+        }
+        // Out of the loop.
+        let min_task_limit = bdi_thresh - bdi_thresh / 8;
+        if bdi_dirty <= min_task_limit && nr_dirty <= dirty {
+            self.bdi_stat[dev].dirty_exceeded = false;
+        }
+        t.throttled_since = None;
+        t.pause_ns = 0;
+        t.pages_written = 0;
+        if !self.writeback_in_progress(dev) && nr_reclaimable > bg {
+            self.bdi_start_background_writeback(dev);
+        }
+    }
+}

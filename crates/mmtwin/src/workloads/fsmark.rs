@@ -1,0 +1,241 @@
+//! `fsmark`: fs_mark 3.3 as MMTests runs it (`fs_mark -d DIR -D dirs -N per_dir -n files
+//! -L loops -t threads -S0 -s size`).
+//!
+//! Each of `threads` worker processes creates `files` files per loop, each written with
+//! `write_size` write() calls up to `size` bytes and closed; with -S0 nothing is synced, and
+//! with -L files are kept. Per loop fs_mark prints Files/sec and App Overhead, each summed over
+//! the workers: a worker's Files/sec is its files over the wall time of its create loop, its
+//! overhead that wall time minus the time inside the timed system calls (open, write, close),
+//! in microseconds. Time a worker waits for a CPU between calls is overhead; time throttled or
+//! reclaiming inside a call is not. The subdirectories (-D, -N) only spread names; directory
+//! inodes are not modelled.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use serde::{Deserialize, Serialize};
+
+use super::fileio::{page_loop, step_after, validate_cpus, write_op, Stop};
+use super::{MetricSample, Preferred, WorkloadRun};
+use crate::config::machine::MachineLayout;
+use crate::config::size::Bytes;
+use crate::config::ConfigError;
+use crate::fs::Ino;
+use crate::mm::page_writeback::DirtyThrottle;
+use crate::mm::PAGE_SIZE;
+use crate::sim::{After, Sim, Step, Task, TaskCx};
+
+/// The `fsmark` workload definition (fs_mark's flags by their meaning).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FsmarkSpec {
+    /// -t: worker processes.
+    #[serde(default = "default_threads")]
+    pub threads: usize,
+    /// -n: files each worker creates per loop.
+    pub files: u64,
+    /// -L: loops (fs_mark iterations; one report sample each).
+    pub loops: u64,
+    /// -s: file size.
+    pub size: Bytes,
+    /// -D: subdirectories.
+    #[serde(default = "default_dirs")]
+    pub dirs: u64,
+    /// -N: files per subdirectory before moving to the next.
+    #[serde(default = "default_per_dir")]
+    pub files_per_dir: u64,
+    /// -S: sync method; only 0 (no sync) is modelled.
+    #[serde(default)]
+    pub sync: u32,
+    /// -w: write() size.
+    #[serde(default = "default_write_size")]
+    pub write_size: Bytes,
+    /// CPUs the workers are bound to, round robin (default: all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<Vec<usize>>,
+}
+
+fn default_threads() -> usize {
+    1
+}
+fn default_dirs() -> u64 {
+    100
+}
+fn default_per_dir() -> u64 {
+    25000
+}
+fn default_write_size() -> Bytes {
+    Bytes(16384)
+}
+
+impl FsmarkSpec {
+    pub fn validate(&self, layout: &MachineLayout) -> Result<(), ConfigError> {
+        let err = |k: &str, m: &str| Err(ConfigError::new(format!("workload.{k}"), m));
+        if self.threads == 0 {
+            return err("threads", "needs at least one worker (-t)");
+        }
+        if self.files == 0 || self.loops == 0 {
+            return err(if self.files == 0 { "files" } else { "loops" }, "must be at least 1");
+        }
+        if self.sync != 0 {
+            return err("sync", "only -S0 (no sync) is modelled; valid: 0");
+        }
+        if self.write_size.0 == 0 {
+            return err("write_size", "must be at least 1 byte");
+        }
+        if self.dirs == 0 || self.files_per_dir == 0 {
+            return err("dirs", "-D and -N must be at least 1");
+        }
+        validate_cpus(&self.cpus, layout)
+    }
+
+    pub fn resolved(&self, layout: &MachineLayout) -> FsmarkSpec {
+        let mut s = self.clone();
+        s.cpus = Some(s.cpus.clone().unwrap_or_else(|| (0..layout.nr_cpus).collect()));
+        s
+    }
+}
+
+/// Per-loop, per-worker figures.
+#[derive(Clone, Copy, Debug, Default)]
+struct LoopStat {
+    wall_ns: u64,
+    syscall_ns: u64,
+}
+
+#[derive(Debug, Default)]
+struct Stats {
+    /// [loop][worker]
+    loops: Vec<Vec<LoopStat>>,
+}
+
+enum Phase {
+    /// About to create the next file.
+    Create,
+    /// Writing file `ino` from page `next`.
+    Write { ino: Ino, next: u32 },
+}
+
+struct FsmarkWorker {
+    name: String,
+    w: usize,
+    spec: Rc<FsmarkSpec>,
+    stats: Rc<RefCell<Stats>>,
+    phase: Phase,
+    loop_no: u64,
+    file_no: u64,
+    loop_start: u64,
+    syscall_ns: u64,
+    throttle: DirtyThrottle,
+    pages_per_file: u32,
+}
+
+impl FsmarkWorker {
+    /// Time inside system calls during this step: the kernel's CPU time and any kernel sleep.
+    fn account(&mut self, cx: &TaskCx, before_cost: u64) {
+        self.syscall_ns += cx.mm.cost_ns - before_cost + cx.mm.sleep_ns;
+    }
+}
+
+/// User time of one file outside the timed calls: name generation, gettimeofday, the mkdir of
+/// the subdirectory (EEXIST).
+const PER_FILE_USER_NS: u64 = 3_000;
+
+impl Task for FsmarkWorker {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn step(&mut self, cx: &mut TaskCx) -> Step {
+        if self.loop_start == u64::MAX {
+            self.loop_start = cx.now;
+        }
+        let before = cx.mm.cost_ns;
+        match self.phase {
+            Phase::Create => {
+                let Some(ino) = cx.mm.create_file(0, cx.cpu) else {
+                    self.account(cx, before);
+                    return Step { user_ns: 0, system_ns: 0, after: After::Sleep(10_000_000) };
+                };
+                self.phase = Phase::Write { ino, next: 0 };
+                self.account(cx, before);
+                Step { user_ns: PER_FILE_USER_NS, system_ns: 0, after: After::Continue }
+            }
+            Phase::Write { ino, mut next } => {
+                let end = self.pages_per_file;
+                let ws = self.spec.write_size.0;
+                let stop = page_loop(cx, &mut next, end, end, write_op(ino, ws, &mut self.throttle));
+                self.phase = Phase::Write { ino, next };
+                if matches!(stop, Stop::Done) {
+                    cx.mm.close_file(ino);
+                    self.file_no += 1;
+                    self.phase = Phase::Create;
+                }
+                self.account(cx, before);
+                if matches!(stop, Stop::Done) && self.file_no == self.spec.files {
+                    let wall = cx.now + (cx.mm.cost_ns - before) - self.loop_start;
+                    let mut st = self.stats.borrow_mut();
+                    let l = self.loop_no as usize;
+                    if st.loops.len() <= l {
+                        st.loops.resize(l + 1, vec![LoopStat::default(); self.spec.threads]);
+                    }
+                    st.loops[l][self.w] = LoopStat { wall_ns: wall.max(self.syscall_ns), syscall_ns: self.syscall_ns };
+                    drop(st);
+                    self.loop_no += 1;
+                    self.file_no = 0;
+                    self.syscall_ns = 0;
+                    self.loop_start = u64::MAX;
+                    if self.loop_no == self.spec.loops {
+                        return Step { user_ns: 0, system_ns: 0, after: After::Exit };
+                    }
+                }
+                step_after(0, &stop)
+            }
+        }
+    }
+}
+
+/// The fsmark run: per-loop statistics of all workers.
+pub struct FsmarkRun {
+    stats: Rc<RefCell<Stats>>,
+    files: u64,
+}
+
+/// Spawns the workers of `spec` on `sim`.
+pub fn start(spec: &FsmarkSpec, sim: &mut Sim) -> FsmarkRun {
+    let spec = Rc::new(spec.clone());
+    let stats = Rc::new(RefCell::new(Stats::default()));
+    let cpus = spec.cpus.clone().unwrap_or_else(|| (0..sim.nr_cpus()).collect());
+    let pages_per_file = spec.size.0.div_ceil(PAGE_SIZE) as u32;
+    for w in 0..spec.threads {
+        let task = FsmarkWorker {
+            name: format!("fs_mark-{w}"),
+            w,
+            spec: spec.clone(),
+            stats: stats.clone(),
+            phase: Phase::Create,
+            loop_no: 0,
+            file_no: 0,
+            loop_start: u64::MAX,
+            syscall_ns: 0,
+            throttle: DirtyThrottle { tid: w, ..Default::default() },
+            pages_per_file,
+        };
+        sim.spawn(Box::new(task), cpus[w % cpus.len()]);
+    }
+    FsmarkRun { stats, files: spec.files }
+}
+
+impl WorkloadRun for FsmarkRun {
+    fn metrics(&self, _sim: &Sim) -> Vec<MetricSample> {
+        let st = self.stats.borrow();
+        let mut out = Vec::new();
+        for l in &st.loops {
+            let files_per_sec: f64 = l.iter().filter(|w| w.wall_ns > 0).map(|w| self.files as f64 / (w.wall_ns as f64 / 1e9)).sum();
+            let overhead_us: f64 = l.iter().map(|w| (w.wall_ns - w.syscall_ns) as f64 / 1000.0).sum();
+            out.push(MetricSample { table: "fsmark Files/s".into(), preferred: Preferred::Higher, unit: "files/s".into(), op: "Files/s".into(), value: files_per_sec });
+            out.push(MetricSample { table: "fsmark Overhead".into(), preferred: Preferred::Lower, unit: "us".into(), op: "Overhead".into(), value: overhead_us });
+        }
+        out
+    }
+}
