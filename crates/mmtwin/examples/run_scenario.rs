@@ -8,7 +8,8 @@ fn main() {
     let s = Scenario::parse(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
     for cfg in s.resolve() {
         let t = std::time::Instant::now();
-        let r = run_iteration(&cfg, 0, &mut |_| {});
+        let mut last = 0.0;
+        let r = run_iteration(&cfg, 0, &mut |f| { if std::env::var("MMDBG").is_ok() && f - last > 0.001 { last = f; eprintln!("progress {f:.4}"); } });
         let wall = t.elapsed().as_secs_f64();
         println!("{}: elapsed {:.3}s user {:.3}s sys {:.3}s events {} page events {} wall {:.3}s ({:.1} sim s / wall s)",
             cfg.kernel.name, r.elapsed_ns as f64 / 1e9, r.user_ns as f64 / 1e9, r.system_ns as f64 / 1e9,

@@ -14,7 +14,6 @@ use super::{Ino, I_DIRTY_PAGES, I_SYNC};
 use crate::block::{Bio, Dir, SECTORS_PER_PAGE};
 use crate::mm::mm_types::*;
 use crate::mm::page_alloc::Mm;
-use crate::mm::Pfn;
 use crate::sim::{After, Step, Task, TaskCx};
 
 /// MIN_WRITEBACK_PAGES: every inode gets at least 4 MB of writeback per turn.
@@ -268,9 +267,10 @@ impl Flusher {
         Flusher { dev, name: format!("flush-8:{}", dev * 16), interval_ns: dirty_writeback_centisecs * 10_000_000, last_old_flush: 0, state: FlusherState::Idle }
     }
 
-    /// The first periodic wakeup.
+    /// When the thread first runs: at boot, to go to sleep on its wait queue (the periodic
+    /// wakeup follows every interval from then on).
     pub fn first_wakeup_ns(&self) -> u64 {
-        self.interval_ns.max(1_000_000)
+        0
     }
 
     /// The next work: queued works first, then periodic kupdate writeback every interval, then
@@ -352,9 +352,3 @@ impl Task for Flusher {
 
 /// Waits for writeback queues: the flushers' works per device.
 pub type BdiWork = VecDeque<WbWork>;
-
-/// The pages of a file under writeback, for callers that must wait for them.
-pub fn first_page_under_writeback(mm: &Mm, ino: Ino) -> Option<Pfn> {
-    let mapping = mm.inode(ino).mapping;
-    mm.mapping(mapping).i_pages.values().copied().find(|&p| mm.pages[p as usize].flags & PG_WRITEBACK != 0)
-}

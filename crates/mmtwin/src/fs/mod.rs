@@ -258,8 +258,8 @@ impl Mm {
     /// returns Some(pfn) of such a page for the caller to wait on, None when done.
     pub fn unlink_file(&mut self, ino: Ino, cpu: usize) -> Option<Pfn> {
         let mapping = self.inode(ino).mapping;
-        if let Some(pfn) = self.mapping(mapping).i_pages.values().copied().find(|&p| self.pages[p as usize].flags & crate::mm::mm_types::PG_WRITEBACK != 0) {
-            return Some(pfn);
+        if let Some(&index) = self.mapping(mapping).writeback.first() {
+            return Some(self.mapping(mapping).i_pages[&index]);
         }
         self.cost_ns += self.costs.file_unlink_ns;
         let sb = self.inode(ino).sb;

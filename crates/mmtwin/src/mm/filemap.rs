@@ -29,6 +29,8 @@ pub struct AddressSpace {
     pub i_pages: BTreeMap<u32, Pfn>,
     /// Offsets of dirty pages (the PAGECACHE_TAG_DIRTY tag).
     pub dirty: BTreeSet<u32>,
+    /// Offsets of pages under writeback (PAGECACHE_TAG_WRITEBACK).
+    pub writeback: BTreeSet<u32>,
 }
 
 /// Number of hashed page wait queues (the page_wait_table); they are the engine's first wait
@@ -60,7 +62,7 @@ impl AddressSpace {
 impl Mm {
     /// Creates the page cache of a new inode; returns its address space id (never 0).
     pub fn new_mapping(&mut self, host: u64) -> u32 {
-        let space = AddressSpace { host, i_pages: BTreeMap::new(), dirty: BTreeSet::new() };
+        let space = AddressSpace { host, i_pages: BTreeMap::new(), dirty: BTreeSet::new(), writeback: BTreeSet::new() };
         if let Some(id) = self.free_mappings.pop() {
             self.mappings[id as usize - 1] = space;
             return id;

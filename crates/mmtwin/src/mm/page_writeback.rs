@@ -131,6 +131,8 @@ impl Mm {
         self.pages[pfn as usize].flags |= PG_WRITEBACK;
         self.mod_page_state(pfn, ZoneStat::NrWriteback, 1);
         self.bdi_stat[dev].writeback += 1;
+        let (mapping, index) = (self.pages[pfn as usize].mapping, self.pages[pfn as usize].index);
+        self.mapping_mut(mapping).writeback.insert(index);
     }
 
     /// end_page_writeback: the write finished. A page reclaim wanted (PG_reclaim) moves to the
@@ -140,6 +142,8 @@ impl Mm {
         let f = self.pages[pfn as usize].flags;
         debug_assert!(f & PG_WRITEBACK != 0, "pfn {pfn} was not under writeback");
         self.pages[pfn as usize].flags &= !PG_WRITEBACK;
+        let (mapping, index) = (self.pages[pfn as usize].mapping, self.pages[pfn as usize].index);
+        self.mapping_mut(mapping).writeback.remove(&index);
         self.mod_page_state(pfn, ZoneStat::NrWriteback, -1);
         self.mod_page_state(pfn, ZoneStat::NrWritten, 1);
         self.bdi_stat[dev].writeback -= 1;

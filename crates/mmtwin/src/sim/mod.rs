@@ -101,8 +101,8 @@ struct TaskSlot {
     /// were meant for, so a stale one is ignored.
     gen: u64,
     timed_out: bool,
-    /// When the current step started.
-    step_started: SimTime,
+    /// The engine event during which the current step started.
+    step_started: u64,
 }
 
 #[derive(Default)]
@@ -154,9 +154,10 @@ pub struct Sim {
     tasks: Vec<TaskSlot>,
     kswapd: Vec<TaskId>,
     wait_queues: Vec<VecDeque<(TaskId, u64)>>,
-    /// When each wait queue was last woken: a task whose step asked to wait on a queue woken
-    /// since the step began does not sleep (prepare_to_wait before the condition is checked).
-    last_woken: Vec<Option<SimTime>>,
+    /// The engine event during which each wait queue was last woken: a task whose step asked
+    /// to wait on a queue woken by a later event, while the step's CPU time ran, does not sleep
+    /// (the kernel's prepare_to_wait before the condition is checked).
+    last_woken: Vec<Option<u64>>,
     live_workload: usize,
     sample_interval: SimTime,
     /// vmstat samples (time, full snapshot).
@@ -341,7 +342,7 @@ impl Sim {
     fn run_step(&mut self, cpu: usize, tid: TaskId) {
         self.cpus[cpu].current = Some(tid);
         self.tasks[tid].state = TaskState::Running;
-        self.tasks[tid].step_started = self.now;
+        self.tasks[tid].step_started = self.events_processed;
         self.mm.now_ns = self.now;
         let timed_out = std::mem::take(&mut self.tasks[tid].timed_out);
         let mut step = {
@@ -372,7 +373,7 @@ impl Sim {
     /// `at`), device dispatches, kswapd wakeups.
     fn flush_mm_requests(&mut self, at: SimTime) {
         while let Some(wq) = self.mm.wakeups.pop() {
-            self.last_woken[wq] = Some(self.now);
+            self.last_woken[wq] = Some(self.events_processed);
             while let Some((w, gen)) = self.wait_queues[wq].pop_front() {
                 self.queue.push(at, Event::Wake(w, gen));
             }
@@ -392,7 +393,7 @@ impl Sim {
     fn cpu_done(&mut self, cpu: usize) {
         let tid = self.cpus[cpu].current.take().expect("a CPU finished a step it was not running");
         if let After::Wait(wq) | After::WaitTimeout(wq, _) = self.tasks[tid].after {
-            if self.last_woken[wq].is_some_and(|t| t >= self.tasks[tid].step_started) {
+            if self.last_woken[wq].is_some_and(|e| e > self.tasks[tid].step_started) {
                 // Woken while the step ran: the condition it waits for may already hold.
                 self.tasks[tid].after = After::Continue;
             }
@@ -458,8 +459,9 @@ mod tests {
     use std::cell::RefCell;
     use std::rc::Rc;
 
+    /// Three CPUs: the flusher thread lives on the last one, out of the scripted tasks' way.
     fn sim() -> Sim {
-        let text = "[scenario]\nname = \"t\"\n[machine]\nnodes = [{ id = 0, cpus = 2, memory = \"32M\" }]\nboot_reserved = \"1M\"\n[[kernel]]\nname = \"k\"\nprofile = \"linux-6.x\"\n[workload]\ntype = \"anon-churn\"\n";
+        let text = "[scenario]\nname = \"t\"\n[machine]\nnodes = [{ id = 0, cpus = 3, memory = \"32M\" }]\nboot_reserved = \"1M\"\n[[kernel]]\nname = \"k\"\nprofile = \"linux-6.x\"\n[workload]\ntype = \"anon-churn\"\n";
         let cfg = crate::config::scenario::Scenario::parse(text).unwrap().resolve().remove(0);
         Sim::new(Mm::boot(&cfg), 1, 1_000_000)
     }

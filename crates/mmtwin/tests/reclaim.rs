@@ -1,0 +1,161 @@
+//! Mechanism tests of reclaim, the page cache, writeback and slab shrinking: one kernel
+//! behaviour each.
+
+mod common;
+
+use common::*;
+use mmtwin::mm::gfp::Gfp;
+use mmtwin::mm::mm_types::*;
+use mmtwin::mm::mmzone::{LruList, ZoneStat, ZoneType};
+use mmtwin::mm::vmscan::{Reclaimer, ScanControl, ZoneReclaim};
+use mmtwin::mm::vmstat::VmStat;
+use mmtwin::mm::{Mm, Pfn};
+
+/// Puts `n` clean file pages of a new file into the page cache from `cpu`.
+fn cache_pages(mm: &mut Mm, n: u32, cpu: usize) -> (u32, Vec<Pfn>) {
+    let ino = mm.create_file(0, cpu).unwrap();
+    let mapping = mm.inode(ino).mapping;
+    let mut pfns = Vec::new();
+    for i in 0..n {
+        let pfn = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, cpu).unwrap();
+        mm.add_to_page_cache_lru(pfn, mapping, i);
+        mm.pages[pfn as usize].flags |= PG_UPTODATE;
+        pfns.push(pfn);
+    }
+    mm.inode_mut(ino).size_pages = u64::from(n);
+    (ino, pfns)
+}
+
+fn kswapd_sc(mm: &Mm) -> ScanControl {
+    let mut sc = ScanControl::new(Reclaimer::Kswapd, Gfp::GFP_KERNEL, 0, u64::MAX, mm.sysctl.swappiness);
+    sc.priority = 0;
+    sc
+}
+
+#[test]
+fn a_mapped_file_page_gets_a_second_trip_round_the_inactive_list_then_activates() {
+    let mut mm = boot("linux-3.0", 1, 1, "64M", "");
+    let (_, pfns) = cache_pages(&mut mm, 1, 0);
+    let p = pfns[0];
+    let zid = mm.page_zone(p);
+    mm.pages[p as usize].flags |= PG_MAPPED | PG_YOUNG;
+    // A direct reclaimer: kswapd's force-scan would also age the one-page active list at once.
+    let direct = |mm: &Mm| {
+        let mut sc = ScanControl::new(Reclaimer::Direct, Gfp::GFP_KERNEL, 0, 32, mm.sysctl.swappiness);
+        sc.priority = 0;
+        sc
+    };
+    mm.in_reclaim = true;
+    let mut sc = direct(&mm);
+    mm.shrink_zone(zid, &mut sc);
+    // First scan: referenced by its PTE only → PG_referenced set, kept inactive.
+    assert_eq!(mm.page_lru(p), LruList::InactiveFile);
+    assert_ne!(mm.pages[p as usize].flags & PG_REFERENCED, 0);
+    mm.pages[p as usize].flags |= PG_YOUNG;
+    let mut sc = direct(&mm);
+    mm.shrink_zone(zid, &mut sc);
+    // Second referenced scan → activated.
+    assert_eq!(mm.page_lru(p), LruList::ActiveFile, "flags {:#x} scanned {}", mm.pages[p as usize].flags, sc.nr_scanned);
+    assert_eq!(mm.events.get(VmStat::Pgactivate), 1);
+}
+
+#[test]
+fn an_unmapped_clean_page_is_reclaimed_whatever_its_referenced_bit() {
+    let mut mm = boot("linux-3.0", 1, 1, "64M", "");
+    let (_, pfns) = cache_pages(&mut mm, 64, 0);
+    for &p in &pfns {
+        mm.mark_page_accessed(p); // PG_referenced once
+    }
+    let zid = mm.page_zone(pfns[0]);
+    mm.in_reclaim = true;
+    mm.reclaimer = Reclaimer::Kswapd;
+    let mut sc = kswapd_sc(&mm);
+    mm.shrink_zone(zid, &mut sc);
+    assert_eq!(sc.nr_reclaimed, 64);
+    assert_eq!(mm.events.get(VmStat::KswapdSteal), 64);
+    assert_eq!(mm.events.get(VmStat::for_zone(VmStat::PgscanKswapdDma, mm.zones[zid].zone_type)), 64);
+    assert_eq!(mm.global_page_state(ZoneStat::NrFilePages), 0);
+}
+
+#[test]
+fn zone_reclaim_return_codes_follow_what_the_zone_holds() {
+    let mut cfg = config("linux-3.0", 2, 1, "64M", "");
+    cfg.machine.distance = vec![vec![10, 30], vec![30, 10]];
+    let mut mm = Mm::boot(&cfg);
+    let node0 = zid(0, ZoneType::Dma32);
+    // Nothing cached: FULL without scanning.
+    assert_eq!(mm.zone_reclaim(node0, Gfp::GFP_KERNEL, 0, 0), ZoneReclaim::Full);
+    let (_, pfns) = cache_pages(&mut mm, 2000, 0);
+    assert!(pfns.iter().all(|&p| mm.page_to_nid(p) == 0));
+    // A caller on node 1's CPU does not scan node 0 (it has CPUs of its own).
+    assert_eq!(mm.zone_reclaim(node0, Gfp::GFP_KERNEL, 0, 1), ZoneReclaim::NoScan);
+    // An atomic caller cannot scan.
+    assert_eq!(mm.zone_reclaim(node0, Gfp::GFP_ATOMIC, 0, 0), ZoneReclaim::NoScan);
+    // Clean unmapped cache: reclaimed.
+    assert_eq!(mm.zone_reclaim(node0, Gfp::GFP_KERNEL, 0, 0), ZoneReclaim::Success);
+    assert!(mm.events.get(VmStat::PgstealDma32) >= 32);
+    // All dirty: mode 1 may not write, so the scan frees nothing → SOME, counted as failed.
+    for &p in &pfns {
+        if mm.pages[p as usize].mapping != 0 {
+            mm.pages[p as usize].flags |= PG_DIRTY;
+        }
+    }
+    // The dirty pages are not counted as reclaimable, so there is nothing worth scanning.
+    mm.mod_zone_page_state(node0, ZoneStat::NrFileDirty, 1900);
+    assert_eq!(mm.zone_reclaim(node0, Gfp::GFP_KERNEL, 0, 0), ZoneReclaim::Full);
+    mm.mod_zone_page_state(node0, ZoneStat::NrFileDirty, -1900);
+    let failed = mm.events.get(VmStat::ZoneReclaimFailed);
+    assert_eq!(mm.zone_reclaim(node0, Gfp::GFP_KERNEL, 0, 0), ZoneReclaim::Some);
+    assert_eq!(mm.events.get(VmStat::ZoneReclaimFailed), failed + 1);
+}
+
+#[test]
+fn direct_reclaim_runs_when_the_min_watermark_is_reached() {
+    let mut mm = boot("linux-3.0", 1, 1, "64M", "");
+    let managed: u64 = mm.zones.iter().map(|z| z.managed_pages).sum();
+    // More page cache than memory: the allocator must reclaim the oldest pages itself.
+    cache_pages(&mut mm, managed as u32 + 1000, 0);
+    assert!(mm.events.get(VmStat::Allocstall) > 0);
+    let direct: u64 = [VmStat::PgscanDirectDma, VmStat::PgscanDirectDma32].iter().map(|&v| mm.events.get(v)).sum();
+    assert!(direct > 0);
+    assert!(mm.kswapd_wakeups.contains(&0) || mm.nodes[0].kswapd_wait_pending);
+}
+
+#[test]
+fn the_superblock_shrinker_prunes_dentries_then_inodes_and_counts_inode_steals() {
+    let mut mm = boot("linux-3.0", 1, 1, "64M", "");
+    // Enough unused objects for the superblock shrinker's batch of 1024.
+    for _ in 0..3000 {
+        let (ino, _) = cache_pages(&mut mm, 1, 0);
+        mm.close_file(ino);
+    }
+    assert_eq!(mm.sbs[0].dentry_lru.len(), 3000);
+    let slab0 = mm.global_page_state(ZoneStat::NrSlabReclaimable);
+    let sc = ScanControl::new(Reclaimer::Direct, Gfp::GFP_KERNEL, 0, 32, 60);
+    mm.in_reclaim = true;
+    // Heavy pressure, several rounds: referenced dentries first lose their flag, then go.
+    for _ in 0..8 {
+        mm.shrink_slab(100_000, 1000, &sc);
+    }
+    assert!(mm.events.get(VmStat::SlabsScanned) > 0);
+    assert!(mm.events.get(VmStat::Pginodesteal) > 0, "pages freed by pruning inodes are inode steals");
+    assert!(mm.global_page_state(ZoneStat::NrSlabReclaimable) < slab0);
+    assert!(mm.reclaimed_slab > 0);
+}
+
+#[test]
+fn writeback_cleans_what_a_writer_dirtied_and_counts_pgpgout() {
+    use mmtwin::config::scenario::Scenario;
+    let text = scenario("linux-3.0", 1, 2, "48M", "", "")
+        .replace("type = \"anon-churn\"\n", "type = \"fsmark\"\nthreads = 2\nfiles = 20\nloops = 2\nsize = 1048576\n");
+    let cfg = Scenario::parse(&text).unwrap().resolve().remove(0);
+    let r = mmtwin::run::run_iteration(&cfg, 0, &mut |_| {});
+    let get = |n: &str| r.vmstat_delta.iter().find(|(k, _)| *k == n).unwrap().1;
+    // Twice the memory is written: the writers are throttled and the flusher cleans pages.
+    assert_eq!(get("nr_dirtied"), 2 * 20 * 2 * 256);
+    assert!(get("nr_written") > get("nr_dirtied") / 2, "{} written", get("nr_written"));
+    // pgpgout is in KiB: 4 per page written.
+    assert!(get("pgpgout") >= get("nr_written") * 4);
+    let files: Vec<_> = r.metrics.iter().filter(|m| m.op == "Files/s").collect();
+    assert_eq!(files.len(), 2, "one Files/s sample per loop");
+}
