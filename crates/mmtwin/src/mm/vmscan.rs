@@ -158,23 +158,23 @@ impl Mm {
     }
 
     /// Pages reclaim could free in a zone (zone_reclaimable_pages): the file LRU, plus the anon
-    /// LRU while swap space is left. For 6.x node lruvecs, the share of the zone's pages is
-    /// counted by walking nothing: the node lruvec's sizes are apportioned by the zone's file and
-    /// anon page counts.
+    /// LRU while swap space is left. With 6.x node lruvecs, the zone's own file (and anon) page
+    /// counts stand for its share of the node's lists.
     pub fn zone_reclaimable_pages(&self, zid: usize) -> u64 {
-        let z = &self.zones[zid];
-        let file = z.page_state(ZoneStat::NrFilePages);
-        let anon = if self.nr_swap_pages() > 0 { z.page_state(ZoneStat::NrAnonPages) } else { 0 };
+        let swap = self.nr_swap_pages() > 0;
         match self.lruvec_zone(zid) {
             Some(lv) => {
                 let v = &self.lruvecs[lv];
                 let mut n = v.size(LruList::InactiveFile) + v.size(LruList::ActiveFile);
-                if self.nr_swap_pages() > 0 {
+                if swap {
                     n += v.size(LruList::InactiveAnon) + v.size(LruList::ActiveAnon);
                 }
                 n
             }
-            None => file + anon,
+            None => {
+                let z = &self.zones[zid];
+                z.page_state(ZoneStat::NrFilePages) + if swap { z.page_state(ZoneStat::NrAnonPages) } else { 0 }
+            }
         }
     }
 
