@@ -23,8 +23,6 @@ use super::{Pfn, SWAP_CLUSTER_MAX};
 pub const DEF_PRIORITY: i32 = 12;
 /// zone_reclaim's starting priority (ZONE_RECLAIM_PRIORITY): 1/16 of the zone per pass.
 pub const ZONE_RECLAIM_PRIORITY: i32 = 4;
-/// The batch of slab objects handed to a shrinker (SHRINK_BATCH).
-pub const SHRINK_BATCH: u64 = 128;
 /// kswapd balances a zone to its high watermark plus min(low, present/100) (3.x).
 pub const KSWAPD_ZONE_BALANCE_GAP_RATIO: u64 = 100;
 /// 6.x: kswapd gives up on a node after this many fruitless balance runs.
@@ -63,7 +61,6 @@ pub struct ScanControl {
     pub swapwrite: bool,
     /// What shrink_page_list met, for throttling decisions.
     pub nr_dirty: u64,
-    pub nr_writeback: u64,
     pub nr_congested: u64,
     pub nr_immediate: u64,
 }
@@ -85,7 +82,6 @@ impl ScanControl {
             reclaim_idx: MAX_NR_ZONES - 1,
             swapwrite: who == Reclaimer::Kswapd,
             nr_dirty: 0,
-            nr_writeback: 0,
             nr_congested: 0,
             nr_immediate: 0,
         }
@@ -244,14 +240,11 @@ impl Mm {
     fn count_scan(&mut self, zt: ZoneType, file: bool, n: u64) {
         match self.era {
             Era::Linux3 => {
-                let first = match self_who(self) {
-                    Reclaimer::Kswapd => VmStat::PgscanKswapdDma,
-                    Reclaimer::Direct => VmStat::PgscanDirectDma,
-                };
+                let first = if self.current_is_kswapd() { VmStat::PgscanKswapdDma } else { VmStat::PgscanDirectDma };
                 self.events.count(VmStat::for_zone(first, zt), n);
             }
             Era::Linux6 => {
-                let item = if self_who(self) == Reclaimer::Kswapd { VmStat::PgscanKswapd } else { VmStat::PgscanDirect };
+                let item = if self.current_is_kswapd() { VmStat::PgscanKswapd } else { VmStat::PgscanDirect };
                 self.events.count(item, n);
                 self.events.count(if file { VmStat::PgscanFile } else { VmStat::PgscanAnon }, n);
             }
@@ -264,12 +257,12 @@ impl Mm {
         match self.era {
             Era::Linux3 => {
                 self.events.count(VmStat::for_zone(VmStat::PgstealDma, zt), n);
-                if self_who(self) == Reclaimer::Kswapd {
+                if self.current_is_kswapd() {
                     self.events.count(VmStat::KswapdSteal, n);
                 }
             }
             Era::Linux6 => {
-                let item = if self_who(self) == Reclaimer::Kswapd { VmStat::PgstealKswapd } else { VmStat::PgstealDirect };
+                let item = if self.current_is_kswapd() { VmStat::PgstealKswapd } else { VmStat::PgstealDirect };
                 self.events.count(item, n);
                 self.events.count(if file { VmStat::PgstealFile } else { VmStat::PgstealAnon }, n);
             }
@@ -401,7 +394,6 @@ impl Mm {
                     break 'decide;
                 }
                 if flags & PG_WRITEBACK != 0 {
-                    sc.nr_writeback += 1;
                     if self.era == Era::Linux6 && flags & PG_RECLAIM != 0 {
                         sc.nr_immediate += 1;
                     } else if self.era == Era::Linux6 {
@@ -914,15 +906,6 @@ impl Mm {
     #[inline(always)]
     pub fn current_is_kswapd(&self) -> bool {
         self.reclaimer == Reclaimer::Kswapd && self.in_reclaim
-    }
-}
-
-#[inline(always)]
-fn self_who(mm: &Mm) -> Reclaimer {
-    if mm.current_is_kswapd() {
-        Reclaimer::Kswapd
-    } else {
-        Reclaimer::Direct
     }
 }
 

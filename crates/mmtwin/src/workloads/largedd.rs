@@ -91,11 +91,9 @@ impl LargeddSpec {
 #[derive(Clone, Copy, Debug)]
 enum Phase {
     Download { next: u32 },
-    /// Copying into file `dst` (copy number `n`), at page `next`; `read_done` when the source
-    /// page of `next` has been read.
+    /// Copying into file `dst` (copy number `n`), at page `next`.
     Copy { n: u64, dst: Ino, next: u32 },
     Delete { n: u64 },
-    Done,
 }
 
 #[derive(Debug, Default)]
@@ -215,7 +213,6 @@ impl Task for LargeddTask {
             Phase::Delete { n } => {
                 if n as usize >= self.files.len() {
                     self.end_phase("delete source", cx.now);
-                    self.phase = Phase::Done;
                     return Step { user_ns: 0, system_ns: 0, after: After::Exit };
                 }
                 let ino = self.files[n as usize];
@@ -230,7 +227,6 @@ impl Task for LargeddTask {
                     }
                 }
             }
-            Phase::Done => Step { user_ns: 0, system_ns: 0, after: After::Exit },
         }
     }
 }
