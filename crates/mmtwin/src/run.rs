@@ -41,6 +41,7 @@ pub fn run_iteration(cfg: &RunConfig, iteration: u32, progress: &mut dyn FnMut(f
     }
     let before = sim.mm.vmstat_snapshot();
     let layout = cfg.machine.layout().expect("validated machine");
+    crate::workloads::daemons::start(&cfg.machine.system, &mut sim);
     let run = cfg.workload.start(&mut sim, &layout);
     let horizon = workload_duration_ns(cfg).max(1) as f64;
     sim.run(&mut |t| progress((t as f64 / horizon).min(1.0)));

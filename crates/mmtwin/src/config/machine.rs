@@ -54,6 +54,14 @@ pub struct MachineSpec {
     /// The disk holding the file system (a 2011 SATA disk by default; see block::DeviceModel).
     #[serde(default)]
     pub disk: crate::block::DeviceModel,
+    /// A swap partition of this size at the start of the disk, before the file system
+    /// (0: no swap, the default).
+    #[serde(default)]
+    pub swap: Bytes,
+    /// The system's own resident processes (daemons): anonymous memory they keep mapped and
+    /// touch while the benchmark runs (none by default).
+    #[serde(default)]
+    pub system: crate::workloads::daemons::SystemSpec,
 }
 
 fn default_page_size() -> u64 {
@@ -129,6 +137,13 @@ impl MachineSpec {
         if self.page_size != PAGE_SIZE {
             return Err(err("page_size", format!("only 4096-byte pages are modelled, not {}", self.page_size)));
         }
+        if self.swap.0 > 0 && self.swap.0 < 16 * PAGE_SIZE {
+            return Err(err("swap", format!("a swap area needs at least 64K (16 pages), not {} bytes; 0 means no swap", self.swap.0)));
+        }
+        if self.swap.0 >= self.disk.size.0 {
+            return Err(err("swap", format!("{} bytes of swap do not fit on the {}-byte disk (machine.disk.size)", self.swap.0, self.disk.size.0)));
+        }
+        self.system.validate().map_err(|(k, m)| err(&format!("system.{k}"), m))?;
         if self.nodes.is_empty() {
             return Err(err("nodes", "the machine needs at least one node".into()));
         }
@@ -262,6 +277,9 @@ impl MachineSpec {
             max_pfn,
             boot_reserved_pages: self.boot_reserved.0.div_ceil(PAGE_SIZE),
         };
+        if self.system.cpu >= layout.nr_cpus {
+            return Err(err("system.cpu", format!("CPU {} does not exist; the machine has CPUs 0..{}", self.system.cpu, layout.nr_cpus - 1)));
+        }
         // Every populated zone must have at least one present page, and the boot reservation
         // must fit.
         let n0: u64 = layout.nodes[0].present.iter().map(|(a, b)| b - a).sum();
@@ -296,6 +314,8 @@ mod tests {
             movablecore: Bytes(0),
             boot_reserved: Bytes(32 << 20),
             disk: Default::default(),
+            swap: Bytes(0),
+            system: Default::default(),
         }
     }
 

@@ -49,6 +49,8 @@ pub struct VmSysctl {
     pub dirty_expire_centisecs: u64,
     /// vm.vfs_cache_pressure: weight of dentry/inode reclaim against page cache.
     pub vfs_cache_pressure: u64,
+    /// vm.page-cluster: swap readahead reads 2^page_cluster slots around a faulting one.
+    pub page_cluster: u64,
 }
 
 impl Default for VmSysctl {
@@ -74,6 +76,7 @@ impl Default for VmSysctl {
             dirty_writeback_centisecs: 500,
             dirty_expire_centisecs: 3000,
             vfs_cache_pressure: 100,
+            page_cluster: 3,
         }
     }
 }
@@ -102,6 +105,7 @@ pub struct SysctlOverrides {
     pub dirty_writeback_centisecs: Option<u64>,
     pub dirty_expire_centisecs: Option<u64>,
     pub vfs_cache_pressure: Option<u64>,
+    pub page_cluster: Option<u64>,
 }
 
 impl SysctlOverrides {
@@ -115,7 +119,7 @@ impl SysctlOverrides {
              percpu_pagelist_fraction, percpu_pagelist_high_fraction, numa_zonelist_order,
              min_unmapped_ratio, min_slab_ratio, swappiness, extfrag_threshold, stat_interval,
              dirty_ratio, dirty_background_ratio, dirty_bytes, dirty_background_bytes,
-             dirty_writeback_centisecs, dirty_expire_centisecs, vfs_cache_pressure);
+             dirty_writeback_centisecs, dirty_expire_centisecs, vfs_cache_pressure, page_cluster);
         if self.zone_reclaim_mode.is_some() {
             s.zone_reclaim_mode = self.zone_reclaim_mode;
         }

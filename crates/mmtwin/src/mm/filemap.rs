@@ -380,10 +380,12 @@ impl Mm {
         if p.flags & PG_MAPPED == 0 {
             return;
         }
-        p.flags &= !(PG_MAPPED | PG_YOUNG);
-        if p.flags & PG_SWAPBACKED == 0 {
+        if p.flags & PG_SWAPBACKED != 0 {
+            self.try_to_unmap_anon(pfn);
+        } else {
             self.mod_page_state(pfn, ZoneStat::NrFileMapped, -1);
         }
+        self.pages[pfn as usize].flags &= !(PG_MAPPED | PG_YOUNG);
     }
 
     /// munmap / exit of a shared file mapping: every mapped page of the file is unmapped; a

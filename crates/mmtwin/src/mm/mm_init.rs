@@ -35,15 +35,15 @@ impl Mm {
         if mm.sysctl.zone_reclaim_mode.is_none() {
             mm.sysctl.zone_reclaim_mode = Some(0);
         }
-        mm.mount_root(&cfg.machine.disk);
+        mm.mount_root(&cfg.machine.disk, cfg.machine.swap.0);
         mm.cost_ns = 0;
         mm.events = VmEvents::default();
         mm
     }
 
-    /// The machine's disk with one file system on it, and the slab caches of its inodes and
-    /// dentries (the kernel's root file system at boot).
-    fn mount_root(&mut self, disk: &crate::block::DeviceModel) {
+    /// The machine's disk: a swap partition of `swap` bytes first (swapon, if any), then one
+    /// file system, with the slab caches of its inodes and dentries (the root file system).
+    fn mount_root(&mut self, disk: &crate::block::DeviceModel, swap: u64) {
         use super::slab::KmemCache;
         let nodes = self.nodes.len();
         self.bdevs.push(crate::block::BlockDevice::new("sda", disk.clone()));
@@ -52,10 +52,16 @@ impl Mm {
         self.flusher_busy.push(false);
         self.slab_caches.push(KmemCache::new("inode_cache", crate::fs::INODES_PER_SLAB, true, nodes));
         self.slab_caches.push(KmemCache::new("dentry", crate::fs::DENTRIES_PER_SLAB, true, nodes));
+        // Partitions start at 1 MiB (sector 2048) and are MiB-aligned.
+        let mut fs_start = 2048;
+        if swap > 0 {
+            self.swap = Some(super::swapfile::SwapInfo::new(0, 2048, swap));
+            fs_start = 2048 + swap.div_ceil(1 << 20) * 2048;
+        }
         self.sbs.push(crate::fs::SuperBlock {
             dev: 0,
-            start_sector: 2048,
-            next_sector: 2048,
+            start_sector: fs_start,
+            next_sector: fs_start,
             b_dirty: Default::default(),
             inode_lru: Default::default(),
             dentry_lru: Default::default(),
@@ -173,6 +179,8 @@ impl Mm {
             free_inos: Vec::new(),
             slab_caches: Vec::new(),
             shrinker_deferred: Vec::new(),
+            swap: None,
+            anon_vmas: Vec::new(),
             reclaimer: super::vmscan::Reclaimer::Direct,
             in_reclaim: false,
             reclaim_cpu: 0,

@@ -11,10 +11,13 @@
 //! * `vmscan`     — reclaim: LRU scanning, shrink_slab, kswapd, direct reclaim, zone_reclaim.
 //! * `page_writeback` — dirty accounting, dirty limits, balance_dirty_pages.
 //! * `slab`       — slab caches (the pages reclaim sees as slab).
-//! * `swapfile`   — swap space (none is configured yet).
+//! * `swapfile`   — the swap area and its slots.
+//! * `swap_state` — the swap cache and swap I/O.
+//! * `memory`     — anonymous regions, their page-table entries and faults, anon rmap.
 
 pub mod filemap;
 pub mod gfp;
+pub mod memory;
 pub mod mm_init;
 pub mod mm_types;
 pub mod mmzone;
@@ -23,6 +26,7 @@ pub mod page_writeback;
 pub mod policy;
 pub mod slab;
 pub mod swap;
+pub mod swap_state;
 pub mod swapfile;
 pub mod vmscan;
 pub mod vmstat;

@@ -85,6 +85,10 @@ pub struct Mm {
     pub reclaimed_slab: u64,
     /// Machine-wide dirtying proportions.
     pub dirty_props: super::page_writeback::DirtyProportions,
+    /// The swap area (swapon), if the machine has one.
+    pub swap: Option<super::swapfile::SwapInfo>,
+    /// Anonymous regions by id.
+    pub anon_vmas: Vec<super::memory::AnonVma>,
 }
 
 /// Which zones an allocation may use and in what order (struct alloc_context).

@@ -156,7 +156,7 @@ impl Mm {
     }
 
     /// rotate_reclaimable_page: a clean, inactive, unlocked LRU page goes to the tail.
-    fn rotate_reclaimable_page(&mut self, pfn: Pfn) {
+    pub(crate) fn rotate_reclaimable_page(&mut self, pfn: Pfn) {
         let f = self.pages[pfn as usize].flags;
         if f & (PG_LOCKED | PG_DIRTY | PG_ACTIVE | PG_UNEVICTABLE) != 0 || f & PG_LRU == 0 {
             return;

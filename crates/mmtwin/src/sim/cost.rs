@@ -70,6 +70,8 @@ pub struct CostTable {
     pub writeback_page_ns: u64,
     /// Submitting one bio (generic_make_request, elevator merge attempt).
     pub submit_bio_ns: u64,
+    /// Taking or dropping a swap slot (swap_info lock, swap_map update).
+    pub swap_slot_ns: u64,
 }
 
 impl Default for CostTable {
@@ -104,6 +106,7 @@ impl Default for CostTable {
             slab_object_scan_ns: 150,
             writeback_page_ns: 250,
             submit_bio_ns: 800,
+            swap_slot_ns: 100,
         }
     }
 }

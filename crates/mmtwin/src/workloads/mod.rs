@@ -5,6 +5,7 @@
 //! the way the MMTests benchmark reports them.
 
 pub mod anon_churn;
+pub mod daemons;
 pub mod fileio;
 pub mod fsmark;
 pub mod largedd;

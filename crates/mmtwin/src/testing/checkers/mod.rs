@@ -5,9 +5,11 @@
 //! * `lru_checker`       — every LRU page is allocated, flagged PG_lru and on the list and
 //!                         lruvec its flags and zone name; no PG_lru page is off the lists.
 //! * `watermark_checker` — watermarks are ordered and fit within the zone's managed pages.
+//! * `swap_checker`      — anon page tables, the swap cache and the swap map agree.
 
 pub mod buddy_checker;
 pub mod lru_checker;
+pub mod swap_checker;
 pub mod watermark_checker;
 
 use crate::mm::mm_types::NIL;
@@ -18,6 +20,7 @@ pub fn check_all(mm: &Mm) -> Result<(), String> {
     buddy_checker::check(mm)?;
     lru_checker::check(mm)?;
     watermark_checker::check(mm)?;
+    swap_checker::check(mm)?;
     Ok(())
 }
 

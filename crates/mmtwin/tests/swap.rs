@@ -1,0 +1,170 @@
+//! Mechanism tests of anonymous memory and swap: one kernel behaviour each.
+
+use mmtwin::config::scenario::Scenario;
+use mmtwin::mm::gfp::Gfp;
+use mmtwin::mm::memory::{Fault, Pte};
+use mmtwin::mm::mm_types::*;
+use mmtwin::mm::mmzone::{LruList, ZoneStat};
+use mmtwin::mm::vmscan::{Reclaimer, ScanControl};
+use mmtwin::mm::vmstat::VmStat;
+use mmtwin::mm::Mm;
+use mmtwin::testing::checkers::check_all;
+
+/// A one-node 3.0 machine of 64M with `swap` of swap space.
+fn boot(swap: &str) -> Mm {
+    let text = format!(
+        "[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [{{ id = 0, cpus = 1, memory = \"64M\" }}]\nboot_reserved = \"1M\"\nswap = \"{swap}\"\n\
+         [[kernel]]\nname = \"k\"\nprofile = \"linux-3.0\"\n[workload]\ntype = \"anon-churn\"\n"
+    );
+    Mm::boot(&Scenario::parse(&text).unwrap_or_else(|e| panic!("{e}")).resolve().remove(0))
+}
+
+/// Faults in `n` pages of a new anonymous region; returns the region.
+fn populate(mm: &mut Mm, n: u32) -> u32 {
+    let vma = mm.anon_vma_new(n);
+    for i in 0..n {
+        assert_eq!(mm.handle_anon_fault(vma, i, true, 0), Fault::Done { major: false });
+    }
+    vma
+}
+
+/// Runs kswapd-style reclaim at priority 0 over the zone of `pfn`, with the accessed bits of
+/// every anon page cleared first (nobody touched them).
+fn reclaim_pass(mm: &mut Mm, zid: usize) -> u64 {
+    for p in mm.pages.iter_mut() {
+        p.flags &= !PG_YOUNG;
+    }
+    mm.in_reclaim = true;
+    mm.reclaimer = Reclaimer::Kswapd;
+    let mut sc = ScanControl::new(Reclaimer::Kswapd, Gfp::GFP_KERNEL, 0, u64::MAX, mm.sysctl.swappiness);
+    sc.priority = 0;
+    mm.shrink_zone(zid, &mut sc);
+    mm.in_reclaim = false;
+    sc.nr_reclaimed
+}
+
+/// Completes every request queued on the disk.
+fn complete_io(mm: &mut Mm) {
+    while mm.bdevs[0].in_flight.is_some() {
+        mm.blk_complete(0);
+    }
+    mm.io_timers.clear();
+}
+
+/// Reclaims with I/O completing between passes until every page of the region is swapped out
+/// and freed (at most 10 passes); returns the number of passes.
+fn swap_out_all(mm: &mut Mm, vma: u32, zid: usize) -> usize {
+    for pass in 1..=10 {
+        reclaim_pass(mm, zid);
+        check_all(mm).unwrap();
+        complete_io(mm);
+        let swapped = mm.anon_vmas[vma as usize].ptes.iter().all(|p| matches!(p, Pte::Swap(_)));
+        if swapped && mm.global_page_state(ZoneStat::NrFilePages) == 0 {
+            return pass;
+        }
+    }
+    panic!("not swapped out after 10 passes");
+}
+
+#[test]
+fn new_anon_pages_are_mapped_counted_and_start_on_the_active_list_in_3x() {
+    let mut mm = boot("32M");
+    let vma = populate(&mut mm, 16);
+    let Pte::Present(pfn) = mm.anon_vmas[vma as usize].ptes[3] else { panic!("page 3 not present") };
+    assert_eq!(mm.page_lru(pfn), LruList::ActiveAnon);
+    assert_eq!(mm.global_page_state(ZoneStat::NrAnonPages), 16);
+    check_all(&mm).unwrap();
+}
+
+#[test]
+fn without_swap_reclaim_leaves_anon_pages_alone() {
+    let mut mm = boot("0");
+    let vma = populate(&mut mm, 64);
+    let Pte::Present(pfn) = mm.anon_vmas[vma as usize].ptes[0] else { panic!() };
+    let zid = mm.page_zone(pfn);
+    assert_eq!(reclaim_pass(&mut mm, zid), 0);
+    assert_eq!(mm.events.get(VmStat::Pswpout), 0);
+    assert_eq!(mm.global_page_state(ZoneStat::NrAnonPages), 64);
+}
+
+#[test]
+fn reclaim_swaps_anon_pages_out_and_frees_them_once_written() {
+    let mut mm = boot("32M");
+    let vma = populate(&mut mm, 64);
+    let Pte::Present(pfn) = mm.anon_vmas[vma as usize].ptes[0] else { panic!() };
+    let zid = mm.page_zone(pfn);
+    let free_slots = mm.nr_swap_pages();
+    // First pass: the inactive anon list is empty; at the end the active list is aged by
+    // SWAP_CLUSTER_MAX pages, since the inactive list is smaller than the active one.
+    reclaim_pass(&mut mm, zid);
+    assert_eq!(mm.events.get(VmStat::Pswpout), 0);
+    assert_eq!(mm.lruvecs[zid].lists[LruList::InactiveAnon as usize].len, 32);
+    // Second pass: the inactive pages are added to the swap cache, unmapped and written; they
+    // stay until the write completes.
+    reclaim_pass(&mut mm, zid);
+    assert_eq!(mm.events.get(VmStat::Pswpout), 32);
+    assert_eq!(mm.global_page_state(ZoneStat::NrAnonPages), 32, "32 unmapped");
+    assert_eq!(mm.global_page_state(ZoneStat::NrWriteback), 32);
+    check_all(&mm).unwrap();
+    complete_io(&mut mm);
+    // Written back-to-back to one cluster of slots: 3.1's reclaim does not plug, so the first
+    // write goes straight to the idle disk and the other 31 merge behind it.
+    assert_eq!(mm.bdevs[0].stats.requests[1], 2);
+    // Written and rotated to the tail of the inactive list.
+    assert_eq!(mm.events.get(VmStat::Pgrotated), 32);
+    let passes = swap_out_all(&mut mm, vma, zid);
+    assert!(passes <= 3, "{passes} passes");
+    assert_eq!(mm.events.get(VmStat::Pswpout), 64, "every page written once");
+    assert_eq!(mm.global_page_state(ZoneStat::NrAnonPages), 0);
+    assert_eq!(mm.nr_swap_pages(), free_slots - 64);
+}
+
+#[test]
+fn a_touch_of_a_swapped_page_reads_its_cluster_back_and_a_store_frees_the_slot() {
+    let mut mm = boot("32M");
+    let vma = populate(&mut mm, 64);
+    let Pte::Present(pfn) = mm.anon_vmas[vma as usize].ptes[0] else { panic!() };
+    let zid = mm.page_zone(pfn);
+    swap_out_all(&mut mm, vma, zid);
+    let reads0 = mm.bdevs[0].stats.requests[0];
+    assert_eq!(mm.total_swap_pages() - mm.nr_swap_pages(), 64);
+    // A load of page 13: a major fault reading the aligned cluster of 2^page_cluster = 8 slots.
+    let Fault::Wait(_) = mm.handle_anon_fault(vma, 13, false, 0) else { panic!("no read started") };
+    assert_eq!(mm.events.get(VmStat::Pgmajfault), 1);
+    assert_eq!(mm.events.get(VmStat::Pswpin), 8);
+    check_all(&mm).unwrap();
+    complete_io(&mut mm);
+    // 3.x submits each read at once: the first goes straight to the idle disk, the other
+    // seven merge behind it.
+    assert_eq!(mm.bdevs[0].stats.requests[0] - reads0, 2);
+    assert_eq!(mm.handle_anon_fault(vma, 13, false, 0), Fault::Done { major: true });
+    // Mapped again; its slot stays allocated for the clean swap cache copy.
+    assert_eq!(mm.global_page_state(ZoneStat::NrAnonPages), 1);
+    assert_eq!(mm.total_swap_pages() - mm.nr_swap_pages(), 64);
+    // A store to page 13 makes its swap copy stale: the slot is freed.
+    assert_eq!(mm.handle_anon_fault(vma, 13, true, 0), Fault::Done { major: false });
+    assert_eq!(mm.total_swap_pages() - mm.nr_swap_pages(), 63);
+    check_all(&mm).unwrap();
+}
+
+#[test]
+fn a_clean_swap_cache_page_is_reclaimed_without_another_write() {
+    let mut mm = boot("32M");
+    let vma = populate(&mut mm, 8);
+    let Pte::Present(pfn) = mm.anon_vmas[vma as usize].ptes[0] else { panic!() };
+    let zid = mm.page_zone(pfn);
+    swap_out_all(&mut mm, vma, zid);
+    let Fault::Wait(_) = mm.handle_anon_fault(vma, 0, false, 0) else { panic!() };
+    complete_io(&mut mm);
+    for i in 0..8 {
+        while let Fault::Wait(_) = mm.handle_anon_fault(vma, i, false, 0) {
+            complete_io(&mut mm);
+        }
+    }
+    assert_eq!(mm.events.get(VmStat::Pswpin), 8, "each slot read once");
+    assert_eq!(mm.global_page_state(ZoneStat::NrAnonPages), 8);
+    let writes = mm.events.get(VmStat::Pswpout);
+    swap_out_all(&mut mm, vma, zid);
+    assert_eq!(mm.events.get(VmStat::Pswpout), writes, "unchanged pages are not written again");
+}
+
