@@ -34,7 +34,10 @@ fn resolve_scenario<'py>(py: Python<'py>, text: &str, iterations: Option<u32>) -
     }
     let out = PyDict::new(py);
     let benchmarks = PyList::empty(py);
-    for (w, cfgs) in s.workloads().iter().zip(s.resolve_by_workload()) {
+    let groups = s.resolve_by_workload();
+    let single = groups.len() == 1;
+    for cfgs in groups {
+        let w = &cfgs[0].workload;
         let kernels = PyList::empty(py);
         for cfg in &cfgs {
             let d = PyDict::new(py);
@@ -48,7 +51,7 @@ fn resolve_scenario<'py>(py: Python<'py>, text: &str, iterations: Option<u32>) -
         b.set_item("name", &cfgs[0].results_name)?;
         b.set_item("benchmark", w.benchmark())?;
         b.set_item("kernels", &kernels)?;
-        if s.workloads().len() == 1 {
+        if single {
             out.set_item("benchmark", w.benchmark())?;
             out.set_item("kernels", kernels)?;
         }

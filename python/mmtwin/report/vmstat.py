@@ -241,7 +241,9 @@ def vmstat_2011(d: Deltas, elapsed: float) -> List[VmstatRow]:
     count("Page writes by reclaim", _g(d, "nr_vmscan_write"))
     count("Page writes file", _g(d, "nr_vmscan_write") - _g(d, "pswpout"))
     count("Page writes anon", _g(d, "pswpout"))
-    count("Page reclaim invalidate", _g(d, "nr_vmscan_invalidate"))
+    # The lesskswapd series' counter: nr_vmscan_invalidate as tested in July 2011, merged in
+    # 3.2 as nr_vmscan_immediate_reclaim (the twin's 3.x kernels count under the merged name).
+    count("Page reclaim invalidate", _g(d, "nr_vmscan_invalidate") + _g(d, "nr_vmscan_immediate_reclaim"))
     count("Slabs scanned", _g(d, "slabs_scanned"))
     count("Direct inode steals", _g(d, "pginodesteal"))
     count("Kswapd inode steals", _g(d, "kswapd_inodesteal"))

@@ -37,6 +37,11 @@ pub enum Dir {
 pub struct DeviceModel {
     /// Time to move the head to a non-adjacent sector (seek + rotational latency), in ns.
     pub seek_ns: u64,
+    /// What a write that does not continue the previous request costs instead of `seek_ns`,
+    /// if different: on a flash key, the rewrite of a partly written erase block (none: as
+    /// `seek_ns`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_seek_ns: Option<u64>,
     /// Fixed cost of every request (command, interrupt, completion), in ns.
     pub request_overhead_ns: u64,
     /// Sustained transfer rate in bytes per second.
@@ -53,6 +58,7 @@ impl Default for DeviceModel {
     fn default() -> Self {
         DeviceModel {
             seek_ns: 8_000_000,
+            write_seek_ns: None,
             request_overhead_ns: 50_000,
             bandwidth: 100_000_000,
             nr_requests: 128,
@@ -214,7 +220,10 @@ impl BlockDevice {
         }
         let mut t = self.model.request_overhead_ns;
         if rq.sector != self.head {
-            t += self.model.seek_ns;
+            t += match rq.dir {
+                Dir::Write => self.model.write_seek_ns.unwrap_or(self.model.seek_ns),
+                Dir::Read => self.model.seek_ns,
+            };
             self.stats.seeks += 1;
         }
         t += rq.nr_sectors * 512 * 1_000_000_000 / self.model.bandwidth.max(1);

@@ -58,6 +58,12 @@ pub struct MachineSpec {
     /// (0: no swap, the default).
     #[serde(default)]
     pub swap: Bytes,
+    /// The mem= boot parameter: physical memory at and above this address is not used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem: Option<Bytes>,
+    /// The type of the file system the benchmarks run on: ext2, ext3, ext4 (default) or xfs.
+    #[serde(default)]
+    pub fs: crate::fs::FsType,
     /// The system's own resident processes (daemons): anonymous memory they keep mapped and
     /// touch while the benchmark runs (none by default).
     #[serde(default)]
@@ -227,6 +233,21 @@ impl MachineSpec {
             let node_start = present.first().map_or(node_start, |r| r.0);
             nodes.push(NodeLayout { start_pfn: node_start, end_pfn: pfn, cpus: n.cpus, present, zones: [(0, 0); MAX_NR_ZONES] });
         }
+        // mem=: memory at and above this physical address is not used.
+        if let Some(limit) = self.mem {
+            if limit.0 % PAGE_SIZE != 0 || limit.0 == 0 {
+                return Err(err("mem", format!("mem= must be a whole, non-zero number of 4096-byte pages, not {} bytes", limit.0)));
+            }
+            let lim = limit.0 / PAGE_SIZE;
+            for (i, n) in nodes.iter_mut().enumerate() {
+                n.present = n.present.iter().filter(|r| r.0 < lim).map(|&(a, b)| (a, b.min(lim))).collect();
+                if n.present.is_empty() {
+                    return Err(err("mem", format!("mem={} leaves node {i} without memory; it must be above the node's first address {}", format_bytes(limit.0), format_bytes(n.start_pfn * PAGE_SIZE))));
+                }
+                n.end_pfn = n.end_pfn.min(lim);
+            }
+            pfn = pfn.min(lim);
+        }
         let max_pfn = pfn;
         if max_pfn > u32::MAX as u64 - 1 {
             return Err(err("nodes", format!("{} of address space is more than the 16 TiB a 32-bit pfn can address", format_bytes(max_pfn * PAGE_SIZE))));
@@ -315,6 +336,8 @@ mod tests {
             boot_reserved: Bytes(32 << 20),
             disk: Default::default(),
             swap: Bytes(0),
+            mem: None,
+            fs: Default::default(),
             system: Default::default(),
         }
     }

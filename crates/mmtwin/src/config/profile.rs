@@ -66,6 +66,8 @@ pub struct PolicyOverrides {
     pub zonelist_cache: Option<ZonelistCache>,
     pub lru_owner: Option<LruOwner>,
     pub page_count_basis: Option<PageCountBasis>,
+    pub reclaim_writeback: Option<ReclaimWriteback>,
+    pub dirty_placement: Option<DirtyPlacement>,
     pub merge_tail_heuristic: Option<bool>,
 }
 
@@ -77,7 +79,7 @@ impl PolicyOverrides {
             ($($f:ident),*) => { $( if let Some(v) = self.$f { p.$f = v; } )* };
         }
         set!(watermark_setup, watermark_check, fallback, pcp, cold_refill, zonelist, atomic_reserve,
-             zonelist_cache, lru_owner, page_count_basis, merge_tail_heuristic);
+             zonelist_cache, lru_owner, page_count_basis, reclaim_writeback, dirty_placement, merge_tail_heuristic);
         p
     }
 }

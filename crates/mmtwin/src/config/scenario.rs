@@ -111,6 +111,27 @@ impl<'de> Deserialize<'de> for Workloads {
     }
 }
 
+/// `[matrix]`: the machine variants a scenario's workloads run on, as an MMTests config is run
+/// once per memory size (mem=) and test file system. Every combination of the listed values
+/// runs every workload; its results are named "<benchmark>-<mem>-<fs>" (for the dimensions
+/// listed).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Matrix {
+    /// mem= boot parameters.
+    #[serde(default)]
+    pub mem: Vec<crate::config::size::Bytes>,
+    /// File system types.
+    #[serde(default)]
+    pub fs: Vec<crate::fs::FsType>,
+}
+
+impl Matrix {
+    pub fn is_empty(&self) -> bool {
+        self.mem.is_empty() && self.fs.is_empty()
+    }
+}
+
 /// A scenario file as written.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -120,6 +141,9 @@ pub struct Scenario {
     #[serde(rename = "kernel")]
     pub kernels: Vec<KernelSpec>,
     pub workload: Workloads,
+    /// Machine variants every workload runs on (each a benchmark of its own in the results).
+    #[serde(default, skip_serializing_if = "Matrix::is_empty")]
+    pub matrix: Matrix,
     #[serde(default)]
     pub costs: CostTable,
     #[serde(default)]
@@ -209,18 +233,49 @@ impl Scenario {
         if self.sampling.interval.0 < 1_000_000 {
             return Err(ConfigError::new("sampling.interval", "must be at least 1ms"));
         }
-        let layout = self.machine.layout()?;
+        self.machine.layout()?;
         if self.workloads().is_empty() {
             return Err(ConfigError::new("workload", "the scenario needs at least one workload; the [[workload]] array is empty"));
         }
-        for (i, w) in self.workloads().iter().enumerate() {
-            // A workload reports keys as "workload.<field>"; name the array entry instead.
-            w.validate(&layout).map_err(|e| match e.key.strip_prefix("workload") {
-                Some(rest) => ConfigError::new(format!("{}{rest}", self.workload.key(i)), e.message),
+        for (j, (_, machine)) in self.machine_variants().iter().enumerate() {
+            let layout = machine.layout().map_err(|e| match e.key.strip_prefix("machine.mem") {
+                Some(rest) => ConfigError::new(format!("matrix.mem[{}]{rest}", j / self.matrix.fs.len().max(1)), e.message),
                 None => e,
             })?;
+            for (i, w) in self.workloads().iter().enumerate() {
+                // A workload reports keys as "workload.<field>"; name the array entry instead.
+                w.validate(&layout).map_err(|e| match e.key.strip_prefix("workload") {
+                    Some(rest) => ConfigError::new(format!("{}{rest}", self.workload.key(i)), e.message),
+                    None => e,
+                })?;
+            }
         }
         Ok(())
+    }
+
+    /// The machines the workloads run on: the `[machine]` itself, or one per combination of the
+    /// `[matrix]` values (mem outer, fs inner), each with its results-name suffix.
+    pub fn machine_variants(&self) -> Vec<(String, MachineSpec)> {
+        let mems: Vec<Option<crate::config::size::Bytes>> =
+            if self.matrix.mem.is_empty() { vec![self.machine.mem] } else { self.matrix.mem.iter().map(|m| Some(*m)).collect() };
+        let fss: Vec<crate::fs::FsType> = if self.matrix.fs.is_empty() { vec![self.machine.fs] } else { self.matrix.fs.clone() };
+        let mut out = Vec::new();
+        for mem in &mems {
+            for fs in &fss {
+                let mut m = self.machine.clone();
+                m.mem = *mem;
+                m.fs = *fs;
+                let mut suffix = String::new();
+                if let (false, Some(b)) = (self.matrix.mem.is_empty(), mem) {
+                    suffix += &format!("-{}", crate::config::size::format_bytes(b.0));
+                }
+                if !self.matrix.fs.is_empty() {
+                    suffix += &format!("-{}", toml::Value::try_from(fs).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default());
+                }
+                out.push((suffix, m));
+            }
+        }
+        out
     }
 
     /// The workloads in scenario order (one for a `[workload]` table).
@@ -228,40 +283,47 @@ impl Scenario {
         self.workload.as_slice()
     }
 
-    /// The results name of each workload, in scenario order: its benchmark name, with "-2",
-    /// "-3", … appended for the second, third, … workload of the same benchmark.
+    /// The results name of each group (machine variant × workload), in order: the benchmark
+    /// name and the variant's suffix, with "-2", "-3", … appended for the second, third, …
+    /// workload of the same benchmark.
     pub fn results_names(&self) -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
-        for w in self.workloads() {
-            let base = w.benchmark();
-            let mut name = base.to_string();
-            let mut n = 1;
-            while names.contains(&name) {
-                n += 1;
-                name = format!("{base}-{n}");
+        for (suffix, _) in self.machine_variants() {
+            for w in self.workloads() {
+                let base = format!("{}{suffix}", w.benchmark());
+                let mut name = base.clone();
+                let mut n = 1;
+                while names.contains(&name) {
+                    n += 1;
+                    name = format!("{base}-{n}");
+                }
+                names.push(name);
             }
-            names.push(name);
         }
         names
     }
 
-    /// One resolved configuration per (workload, kernel) pair: the kernels of the first workload
-    /// in scenario order, then those of the second, and so on.
+    /// One resolved configuration per (machine variant, workload, kernel): the kernels of the
+    /// first workload in scenario order, then those of the second, and so on, for each machine
+    /// variant in turn.
     pub fn resolve(&self) -> Vec<RunConfig> {
         self.resolve_by_workload().into_iter().flatten().collect()
     }
 
-    /// The resolved configurations grouped by workload: one list of per-kernel configurations
-    /// (in scenario order) per workload (in scenario order).
+    /// The resolved configurations grouped by benchmark (machine variant × workload): one list
+    /// of per-kernel configurations (in scenario order) per group.
     pub fn resolve_by_workload(&self) -> Vec<Vec<RunConfig>> {
-        let mut machine = self.machine.clone();
-        machine.resolve();
-        let layout = machine.layout().expect("validated");
-        self.workloads()
-            .iter()
-            .zip(self.results_names())
-            .map(|(w, name)| self.resolve_workload(&machine, w.resolved(&layout), name))
-            .collect()
+        let mut names = self.results_names().into_iter();
+        let mut out = Vec::new();
+        for (_, mut machine) in self.machine_variants() {
+            machine.resolve();
+            let layout = machine.layout().expect("validated");
+            for w in self.workloads() {
+                let name = names.next().expect("one name per group");
+                out.push(self.resolve_workload(&machine, w.resolved(&layout), name));
+            }
+        }
+        out
     }
 
     fn resolve_workload(&self, machine: &MachineSpec, workload: WorkloadSpec, results_name: String) -> Vec<RunConfig> {

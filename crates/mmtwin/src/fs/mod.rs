@@ -2,12 +2,21 @@
 //! caches, with their LRU lists and the superblock shrinker), block mapping of file pages, and
 //! the file operations workloads call (create, unlink, open/close).
 //!
-//! The generic file system here maps each file's pages to disk sectors when they are first
-//! written back (delayed allocation, as ext4 and xfs do), taking space from a per-superblock
-//! allocation cursor, so a file written back in order lands contiguously. Journalling and
-//! metadata I/O are not modelled: they belong to the file system profiles (ext2/ext3/ext4/xfs)
-//! that come with the writeback study.
+//! Blocks come from a per-superblock allocation cursor, so a file allocated in order lands
+//! contiguously. When a page gets its block, and what `->writepage` does when reclaim calls it,
+//! is the file system type's (`FsType`, 3.0 behaviour):
+//!
+//! | type | block allocated | writepage from kswapd | from direct reclaim |
+//! |------|-----------------|------------------------|---------------------|
+//! | ext2 | at write() (ext2_get_block in write_begin) | writes the page | writes the page |
+//! | ext3 | at write() (ext3_get_block; data=ordered) | writes the page (ext3_ordered_writepage has no reclaim check) | writes the page |
+//! | ext4 | at writeback (delayed allocation) | a delalloc page is redirtied, no I/O (ext4_writepage) | same |
+//! | xfs  | at writeback (delayed allocation) | allocates the page's whole delalloc extent and writes the page plus up to 32 following dirty pages (xfs_vm_writepage + xfs_cluster_write) | redirtied, no I/O (PF_MEMALLOC without PF_KSWAPD) |
+//!
+//! Reclaim counts nr_vmscan_write for every writepage call, redirtied or not (pageout).
+//! Journal commits and metadata I/O are not modelled.
 
+pub mod aops;
 pub mod fs_writeback;
 pub mod inode;
 
@@ -82,9 +91,40 @@ pub struct Inode {
     pub ra: FileRaState,
 }
 
+/// A file system type: what decides when blocks are allocated and how ->writepage treats
+/// reclaim (see the module comment).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FsType {
+    Ext2,
+    Ext3,
+    #[default]
+    Ext4,
+    Xfs,
+}
+
+impl FsType {
+    /// Blocks are allocated at writeback, not at write() (delayed allocation).
+    pub fn delalloc(self) -> bool {
+        matches!(self, FsType::Ext4 | FsType::Xfs)
+    }
+}
+
+/// What ->writepage did with a page reclaim handed it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Writepage {
+    /// The page (and maybe its neighbours) is under writeback.
+    Submitted,
+    /// The file system declined and left the page dirty (redirty_page_for_writepage).
+    Redirtied,
+    /// The page was not dirty after all.
+    Clean,
+}
+
 /// A mounted file system (struct super_block) on block device `dev`.
 #[derive(Clone, Debug)]
 pub struct SuperBlock {
+    pub fs_type: FsType,
     pub dev: usize,
     /// First sector of the file system on the device.
     pub start_sector: u64,

@@ -142,11 +142,16 @@ impl Mm {
         let pfn = match self.find_get_page(mapping, index) {
             Some(p) => p,
             None => {
-                let gfp = self.mapping_gfp_mask();
+                // grab_cache_page_write_begin: the page will be dirtied (__GFP_WRITE).
+                let gfp = self.mapping_gfp_mask().with(Gfp::WRITE);
                 let Some(pfn) = self.alloc_pages(gfp, 0, cpu) else { return PageIo::NoMem };
                 self.add_to_page_cache_lru(pfn, mapping, index);
                 // A whole-page write (or one past EOF) needs no read first.
                 self.pages[pfn as usize].flags |= PG_UPTODATE;
+                // write_begin of a file system without delayed allocation maps the block now.
+                if !self.sbs[self.inode(ino).sb].fs_type.delalloc() {
+                    self.get_block(ino, index);
+                }
                 pfn
             }
         };

@@ -35,7 +35,7 @@ impl Mm {
         if mm.sysctl.zone_reclaim_mode.is_none() {
             mm.sysctl.zone_reclaim_mode = Some(0);
         }
-        mm.mount_root(&cfg.machine.disk, cfg.machine.swap.0);
+        mm.mount_root(&cfg.machine.disk, cfg.machine.swap.0, cfg.machine.fs);
         mm.cost_ns = 0;
         mm.events = VmEvents::default();
         mm
@@ -43,7 +43,7 @@ impl Mm {
 
     /// The machine's disk: a swap partition of `swap` bytes first (swapon, if any), then one
     /// file system, with the slab caches of its inodes and dentries (the root file system).
-    fn mount_root(&mut self, disk: &crate::block::DeviceModel, swap: u64) {
+    fn mount_root(&mut self, disk: &crate::block::DeviceModel, swap: u64, fs_type: crate::fs::FsType) {
         use super::slab::KmemCache;
         let nodes = self.nodes.len();
         self.bdevs.push(crate::block::BlockDevice::new("sda", disk.clone()));
@@ -59,6 +59,7 @@ impl Mm {
             fs_start = 2048 + swap.div_ceil(1 << 20) * 2048;
         }
         self.sbs.push(crate::fs::SuperBlock {
+            fs_type,
             dev: 0,
             start_sector: fs_start,
             next_sector: fs_start,

@@ -1241,6 +1241,9 @@ impl Mm {
                     alloc_flags &= !ALLOC_NOFRAGMENT;
                     continue 'retry;
                 }
+                if self.zone_dirty_limited(zid, gfp, alloc_flags) {
+                    continue;
+                }
                 if !self.zone_allows(zid, order, alloc_flags, ac.highest_zoneidx) {
                     // 3.x zone_reclaim when the mode is on; 6.x node_reclaim (off by default)
                     // is not modelled.
@@ -1295,7 +1298,11 @@ impl Mm {
                 }
                 // None: try the zone; Some(true): this_zone_full; Some(false): next zone unmarked.
                 let mut skip: Option<bool> = None;
-                if !self.zone_allows(zid, order, alloc_flags, ac.highest_zoneidx) {
+                // Per-zone dirty limits v1: a __GFP_WRITE allocation treats a zone over its
+                // dirty limit as full.
+                if self.zone_dirty_limited(zid, gfp, alloc_flags) {
+                    skip = Some(true);
+                } else if !self.zone_allows(zid, order, alloc_flags, ac.highest_zoneidx) {
                     if !vanilla && !did_zlc_setup && multi_node {
                         self.zlc_setup(nid);
                         zlc_active = true;
@@ -1540,6 +1547,12 @@ impl Mm {
                 return None;
             }
             let zones: Vec<usize> = self.zonelist(ac).iter().copied().filter(|&z| self.zones[z].zone_type as usize <= ac.highest_zoneidx).collect();
+            if gfp.has(Gfp::WRITE) && self.policy.dirty_placement == super::policy::DirtyPlacement::Perzonedirty {
+                self.try_to_writeback_pages(&zones);
+                if let Some(p) = self.get_page_from_freelist(gfp, order, alloc_flags, ac, cpu) {
+                    return Some(p);
+                }
+            }
             let progress = self.try_to_free_pages(&zones, gfp, order, cpu);
             if progress > 0 {
                 // 76d3fbf8fbf6: after successful reclaim, reconsider all zones.
@@ -1572,11 +1585,8 @@ impl Mm {
                 }
                 return None;
             }
-            // wait_iff_congested(preferred_zone, BLK_RW_ASYNC, HZ/50).
             if let Some(z) = ac.preferred_zone {
-                if self.zones[z].congested {
-                    self.congestion_wait(super::vmscan::HZ_10_NS / 5);
-                }
+                self.wait_iff_congested(z, super::vmscan::HZ_10_NS / 5);
             }
         }
     }

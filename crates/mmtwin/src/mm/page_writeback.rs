@@ -11,7 +11,9 @@
 //!   dirty pages itself and pauses (1 jiffy doubling to HZ/10), until the dirty + writeback
 //!   count falls back or 200 ms have passed with the excess halved.
 
+use super::gfp::{AllocFlags, Gfp, ALLOC_WMARK_LOW, ALLOC_WMARK_MASK};
 use super::mm_types::*;
+use super::policy::DirtyPlacement;
 use super::mmzone::{LruList, ZoneStat};
 use super::page_alloc::Mm;
 use super::vmstat::{Era, VmStat};
@@ -195,6 +197,101 @@ impl Mm {
             bg = dirty / 2;
         }
         (bg, dirty)
+    }
+
+    /// Scales the global (background, dirty) thresholds to a share `mem` of dirtyable memory
+    /// out of `global` (v1 zone_dirty_limits; node_dirty_limit): the ratios apply to the share
+    /// directly, the _bytes forms in proportion.
+    fn dirty_limits_of(&self, mem: u64, global: u64) -> (u64, u64) {
+        let s = &self.sysctl;
+        let scale = |bytes: u64| bytes.div_ceil(super::PAGE_SIZE) * mem / global.max(1);
+        let dirty = if s.dirty_bytes > 0 { scale(s.dirty_bytes) } else { s.dirty_ratio * mem / 100 };
+        let mut bg = if s.dirty_background_bytes > 0 { scale(s.dirty_background_bytes) } else { s.dirty_background_ratio * mem / 100 };
+        if bg >= dirty {
+            bg = dirty / 2;
+        }
+        (bg, dirty)
+    }
+
+    /// Per-zone dirty limits v1 (July 2011): a zone's dirtyable memory (1 + free +
+    /// zone_reclaimable_pages, no reserve taken off) and its (background, dirty) thresholds.
+    pub fn zone_dirty_limits(&self, zid: usize) -> (u64, u64) {
+        let z = &self.zones[zid];
+        let mem = 1 + z.nr_free_pages.max(0) as u64 + self.zone_reclaimable_pages(zid);
+        self.dirty_limits_of(mem, self.dirtyable_memory())
+    }
+
+    /// Dirty and under-writeback pages of a zone.
+    fn zone_dirty_pages(&self, zid: usize) -> u64 {
+        let z = &self.zones[zid];
+        z.page_state(ZoneStat::NrFileDirty) + z.page_state(ZoneStat::NrWriteback)
+    }
+
+    /// zone_dirty_ok (v1): dirty + writeback pages within the zone's dirty threshold.
+    pub fn zone_dirty_ok(&self, zid: usize) -> bool {
+        self.zone_dirty_pages(zid) <= self.zone_dirty_limits(zid).1
+    }
+
+    /// 6.x node_dirty_ok: a node's dirty + writeback pages within dirty_ratio of its dirtyable
+    /// memory (free minus its reserves, plus its file LRU pages).
+    pub fn node_dirty_ok(&self, nid: usize) -> bool {
+        let zones = (0..super::mmzone::MAX_NR_ZONES).map(|t| nid * super::mmzone::MAX_NR_ZONES + t);
+        let (mut free, mut reserve, mut dirty) = (0u64, 0u64, 0u64);
+        for zid in zones {
+            let z = &self.zones[zid];
+            free += z.nr_free_pages.max(0) as u64;
+            reserve += z.lowmem_reserve.iter().copied().max().unwrap_or(0) + z.high_wmark_pages();
+            dirty += self.zone_dirty_pages(zid);
+        }
+        let lv = nid;
+        let file = if self.policy.lru_owner == super::policy::LruOwner::PerNode {
+            self.lruvecs[lv].lists[LruList::InactiveFile as usize].len as u64 + self.lruvecs[lv].lists[LruList::ActiveFile as usize].len as u64
+        } else {
+            self.node_page_state(nid, ZoneStat::NrFilePages)
+        };
+        let mem = free - free.min(reserve) + file;
+        dirty <= self.dirty_limits_of(mem, self.dirtyable_memory()).1
+    }
+
+    /// Whether a __GFP_WRITE allocation must pass over zone `zid` because of dirty limits, by
+    /// the kernel's DirtyPlacement policy: v1 per-zone limits on every pass, 6.x per-node
+    /// limits on the first (ALLOC_WMARK_LOW) pass only.
+    #[inline]
+    pub fn zone_dirty_limited(&self, zid: usize, gfp: Gfp, alloc_flags: AllocFlags) -> bool {
+        if !gfp.has(Gfp::WRITE) {
+            return false;
+        }
+        match self.policy.dirty_placement {
+            DirtyPlacement::Global => false,
+            DirtyPlacement::Perzonedirty => !self.zone_dirty_ok(zid),
+            DirtyPlacement::PerNode => alloc_flags & ALLOC_WMARK_MASK == ALLOC_WMARK_LOW && !self.node_dirty_ok(self.zones[zid].node),
+        }
+    }
+
+    /// v1 __alloc_pages_writeback, the slow-path stage before reclaim for __GFP_WRITE
+    /// allocations (try_to_writeback_pages): wakes the flushers for every zone above its
+    /// background threshold with more dirty than writeback pages, and if every zone is over
+    /// its dirty threshold waits HZ/10 on congestion.
+    pub fn try_to_writeback_pages(&mut self, zones: &[usize]) {
+        let mut all_over = true;
+        let mut nr = 0;
+        for &zid in zones {
+            let (bg, dirty_limit) = self.zone_dirty_limits(zid);
+            let z = &self.zones[zid];
+            let (dirty, wb) = (z.page_state(ZoneStat::NrFileDirty), z.page_state(ZoneStat::NrWriteback));
+            if dirty + wb > bg && dirty > wb {
+                nr += dirty - wb;
+            }
+            if dirty + wb <= dirty_limit {
+                all_over = false;
+            }
+        }
+        if nr > 0 {
+            self.wakeup_flusher_threads(nr);
+        }
+        if all_over {
+            self.congestion_wait(super::vmscan::HZ_10_NS);
+        }
     }
 
     /// over_bground_thresh: dirty pages above the background threshold.

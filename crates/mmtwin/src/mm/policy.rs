@@ -86,10 +86,44 @@ pub enum ZonelistCache {
     /// cd38b115d5ad (patch 1): zlc_setup before the first zone_reclaim, re-check the cache for
     /// that zone, and mark a zone full only when a scan ran and the watermark still fails.
     Zlcfirst,
-    /// Patches 1+2 (76d3fbf8fbf6): also clear the cache after direct reclaim makes progress.
-    /// Until direct reclaim is modelled this behaves as `Zlcfirst`: the clearing hook
-    /// (`Mm::zlc_clear_zones_full`) has no caller yet.
+    /// Patches 1+2 (76d3fbf8fbf6): also clear the cache after direct reclaim makes progress
+    /// (`Mm::zlc_clear_zones_full`).
     Zlcreconsider,
+}
+
+/// Which reclaimers may write dirty file pages (pageout), and what becomes of the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReclaimWriteback {
+    /// 3.0: kswapd and direct reclaim both hand dirty pages to ->writepage, unless the queue
+    /// is congested and the task lacks PF_SWAPWRITE.
+    Vanilla,
+    /// Mel Gorman's July 2011 "Reduce filesystem writeback from page reclaim", patches 1-7 as
+    /// tested in the per-zone-dirty-limits seed (merged in 3.2): direct reclaim never writes
+    /// file pages; kswapd only at priority < DEF_PRIORITY - 2; a skipped page gets PG_reclaim
+    /// so it is freed as soon as the flusher has written it (nr_vmscan_immediate_reclaim, then
+    /// called nr_vmscan_invalidate); reclaim waits (wait_iff_congested) when the isolated batch
+    /// was mostly dirty.
+    Lesskswapd,
+    /// 6.x: only kswapd writes, only a page met twice (PG_reclaim) while its node is flagged
+    /// PGDAT_DIRTY; other dirty file pages are activated with PG_reclaim.
+    PgdatDirty,
+}
+
+/// Whether page-cache allocations for writes (__GFP_WRITE) are spread by dirty limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DirtyPlacement {
+    /// 3.0: no; only the global limit throttles the dirtier.
+    Global,
+    /// Johannes Weiner's "mm: per-zone dirty limiting" v1 (July 2011), as tested in the seed:
+    /// on every zonelist pass a __GFP_WRITE allocation skips a zone whose dirty + writeback
+    /// pages exceed dirty_ratio of the zone's dirtyable memory; when every zone is over its
+    /// limit the slow path first wakes the flushers for zones over their background limit and
+    /// waits HZ/10 on congestion, before reclaim.
+    Perzonedirty,
+    /// 6.x: the same test per node (node_dirty_ok), on the fast path only (spread_dirty_pages).
+    PerNode,
 }
 
 /// The reserve that protects high-order atomic allocations.
@@ -137,6 +171,8 @@ pub struct MmPolicy {
     pub zonelist_cache: ZonelistCache,
     pub lru_owner: LruOwner,
     pub page_count_basis: PageCountBasis,
+    pub reclaim_writeback: ReclaimWriteback,
+    pub dirty_placement: DirtyPlacement,
     /// buddy_merge_likely (both eras): free a block to the list tail when its parent's buddy is
     /// free, so it stays free long enough to merge.
     pub merge_tail_heuristic: bool,
@@ -155,6 +191,8 @@ impl MmPolicy {
         zonelist_cache: ZonelistCache::Vanilla,
         lru_owner: LruOwner::PerZone,
         page_count_basis: PageCountBasis::Present,
+        reclaim_writeback: ReclaimWriteback::Vanilla,
+        dirty_placement: DirtyPlacement::Global,
         merge_tail_heuristic: true,
     };
 
@@ -170,6 +208,8 @@ impl MmPolicy {
         zonelist_cache: ZonelistCache::None,
         lru_owner: LruOwner::PerNode,
         page_count_basis: PageCountBasis::Managed,
+        reclaim_writeback: ReclaimWriteback::PgdatDirty,
+        dirty_placement: DirtyPlacement::PerNode,
         merge_tail_heuristic: true,
     };
 }

@@ -15,9 +15,10 @@ use super::gfp::Gfp;
 use super::mm_types::*;
 use super::mmzone::{LruList, ZoneStat, ZoneType, MAX_NR_ZONES};
 use super::page_alloc::Mm;
-use super::policy::LruOwner;
+use super::policy::{LruOwner, ReclaimWriteback};
 use super::vmstat::{Era, VmStat};
 use super::{Pfn, SWAP_CLUSTER_MAX};
+use crate::fs::Writepage;
 
 /// The first and lowest scan priority (DEF_PRIORITY): an LRU is scanned in 1/2^priority slices.
 pub const DEF_PRIORITY: i32 = 12;
@@ -360,14 +361,25 @@ impl Mm {
             sc.nr_congested += 1;
             return Pageout::Keep;
         }
-        // clear_page_dirty_for_io, SetPageReclaim, ->writepage.
+        // SetPageReclaim, ->writepage; the write is counted whatever the file system did
+        // with it, and a page not under writeback afterwards loses PG_reclaim.
         self.pages[pfn as usize].flags |= PG_RECLAIM;
-        let started = if anon { self.swap_writepage(pfn) } else { self.writepage(pfn) };
-        if !started {
+        let res = if anon {
+            if self.swap_writepage(pfn) { Writepage::Submitted } else { Writepage::Redirtied }
+        } else {
+            self.writepage(pfn)
+        };
+        if res == Writepage::Clean {
             self.pages[pfn as usize].flags &= !PG_RECLAIM;
-            return Pageout::Keep;
+            return Pageout::Clean;
+        }
+        if self.pages[pfn as usize].flags & PG_WRITEBACK == 0 {
+            self.pages[pfn as usize].flags &= !PG_RECLAIM;
         }
         self.mod_page_state(pfn, ZoneStat::NrVmscanWrite, 1);
+        if res == Writepage::Redirtied {
+            return Pageout::Keep;
+        }
         Pageout::Success
     }
 
@@ -426,17 +438,30 @@ impl Mm {
                 let may_enter_fs = sc.gfp.has(Gfp::FS) || (anon && sc.gfp.has(Gfp::IO));
                 if self.pages[pfn as usize].flags & PG_DIRTY != 0 {
                     sc.nr_dirty += 1;
-                    if self.era == Era::Linux6 && !anon {
-                        // 6.x: only kswapd writes file pages, and only ones it has met before
-                        // (PG_reclaim) while the node is flagged dirty; otherwise mark them for
-                        // immediate reclaim and let the flushers clean them.
-                        let seen = self.pages[pfn as usize].flags & PG_RECLAIM != 0;
-                        if !(sc.who == Reclaimer::Kswapd && seen && self.node_dirty_flag(pfn)) {
-                            self.pages[pfn as usize].flags |= PG_RECLAIM;
-                            self.mod_page_state(pfn, ZoneStat::NrVmscanImmediate, 1);
-                            activate = true;
-                            break 'decide;
+                    match self.policy.reclaim_writeback {
+                        ReclaimWriteback::PgdatDirty if !anon => {
+                            // 6.x: only kswapd writes file pages, and only ones it has met
+                            // before (PG_reclaim) while the node is flagged dirty; otherwise
+                            // mark them for immediate reclaim and let the flushers clean them.
+                            let seen = self.pages[pfn as usize].flags & PG_RECLAIM != 0;
+                            if !(sc.who == Reclaimer::Kswapd && seen && self.node_dirty_flag(pfn)) {
+                                self.pages[pfn as usize].flags |= PG_RECLAIM;
+                                self.mod_page_state(pfn, ZoneStat::NrVmscanImmediate, 1);
+                                activate = true;
+                                break 'decide;
+                            }
                         }
+                        ReclaimWriteback::Lesskswapd if !anon => {
+                            // Direct reclaim never writes file pages, kswapd only once its
+                            // priority is high: the page waits for the flusher with PG_reclaim
+                            // set, so the end of its writeback moves it to the inactive tail.
+                            if sc.who != Reclaimer::Kswapd || sc.priority >= DEF_PRIORITY - 2 {
+                                self.pages[pfn as usize].flags |= PG_RECLAIM;
+                                self.mod_page_state(pfn, ZoneStat::NrVmscanImmediate, 1);
+                                break 'decide;
+                            }
+                        }
+                        _ => {}
                     }
                     if references == PageRef::ReclaimClean || !may_enter_fs || !sc.may_writepage {
                         break 'decide;
@@ -516,6 +541,16 @@ impl Mm {
         }
         self.count_steal(zt, file, reclaimed);
         self.putback_lru_pages(&survivors);
+        // lesskswapd: throttle when the batch was mostly dirty, the more so the higher the
+        // priority (nr_dirty >= nr_taken >> (DEF_PRIORITY - priority)).
+        if self.policy.reclaim_writeback == ReclaimWriteback::Lesskswapd && nr_dirty > 0 {
+            let shift = (DEF_PRIORITY - sc.priority).clamp(0, 63) as u32;
+            if nr_dirty >= nr_taken >> shift {
+                if let Some(zid) = self.lruvec_zone(lv) {
+                    self.wait_iff_congested(zid, HZ_10_NS);
+                }
+            }
+        }
         reclaimed
     }
 
@@ -850,12 +885,7 @@ impl Mm {
                 sc.may_writepage = true;
             }
             if sc.nr_scanned > 0 && priority < DEF_PRIORITY - 2 {
-                // wait_iff_congested(preferred_zone, BLK_RW_ASYNC, HZ/10): sleeps only if a
-                // backing device is congested and the zone met congestion.
-                let z0 = zones[0];
-                if self.zones[z0].congested {
-                    self.congestion_wait(HZ_10_NS);
-                }
+                self.wait_iff_congested(zones[0], HZ_10_NS);
             }
         }
         let reclaimed = sc.nr_reclaimed;
@@ -882,19 +912,13 @@ impl Mm {
         self.sleep_ns += wait;
     }
 
-    /// ->writepage of a file page from reclaim: a one-page bio (block allocated now if
-    /// needed). Returns true if writeback started.
-    pub fn writepage(&mut self, pfn: Pfn) -> bool {
-        let Some(dev) = self.page_bdev(pfn) else { return false };
-        if !self.clear_page_dirty_for_io(pfn) {
-            return false;
+    /// wait_iff_congested(zone, BLK_RW_ASYNC, timeout): sleeps like congestion_wait, but only
+    /// if some device's write queue is congested and reclaim of the zone met congestion.
+    pub fn wait_iff_congested(&mut self, zid: usize, timeout_ns: u64) {
+        let any = self.bdevs.iter().any(|d| d.is_congested(crate::block::Dir::Write));
+        if any && self.zones[zid].congested {
+            self.congestion_wait(timeout_ns);
         }
-        let (mapping, index) = (self.pages[pfn as usize].mapping, self.pages[pfn as usize].index);
-        let ino = self.mapping(mapping).host as crate::fs::Ino;
-        self.set_page_writeback(pfn, dev);
-        let sector = self.get_block(ino, index);
-        self.submit_bio(dev, crate::block::Bio { dir: crate::block::Dir::Write, sector, pages: vec![pfn] });
-        true
     }
 
     /// 6.x PGDAT_DIRTY: reclaim found the node's inactive file pages all dirty and unqueued.

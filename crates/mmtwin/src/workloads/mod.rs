@@ -10,6 +10,7 @@ pub mod fileio;
 pub mod fsmark;
 pub mod largedd;
 pub mod mapped_writer;
+pub mod simple_writeback;
 
 use serde::{Deserialize, Serialize};
 
@@ -52,6 +53,9 @@ pub enum WorkloadSpec {
     /// One process per CPU writing one word per page through a shared mapping of its own
     /// sparse file (MMTests vmscan-file-mmap-write).
     MappedWriter(mapped_writer::MappedWriterSpec),
+    /// Parallel dd of a total size with 1 MiB blocks, nr_cpus × factor jobs (MMTests
+    /// simple-writeback).
+    SimpleWriteback(simple_writeback::SimpleWritebackSpec),
 }
 
 /// A workload running on a simulation; reads its metrics when the run is over.
@@ -66,6 +70,7 @@ impl WorkloadSpec {
             WorkloadSpec::AnonChurn(_) => "anonchurn",
             WorkloadSpec::Fsmark(_) => "fsmark",
             WorkloadSpec::Largedd(_) => "largedd",
+            WorkloadSpec::SimpleWriteback(_) => "simple-writeback",
             WorkloadSpec::MappedWriter(_) => "mappedwriter",
         }
     }
@@ -75,6 +80,7 @@ impl WorkloadSpec {
             WorkloadSpec::AnonChurn(s) => s.validate(layout),
             WorkloadSpec::Fsmark(s) => s.validate(layout),
             WorkloadSpec::Largedd(s) => s.validate(layout),
+            WorkloadSpec::SimpleWriteback(s) => s.validate(layout),
             WorkloadSpec::MappedWriter(s) => s.validate(layout),
         }
     }
@@ -85,6 +91,7 @@ impl WorkloadSpec {
             WorkloadSpec::AnonChurn(s) => WorkloadSpec::AnonChurn(s.resolved(layout)),
             WorkloadSpec::Fsmark(s) => WorkloadSpec::Fsmark(s.resolved(layout)),
             WorkloadSpec::Largedd(s) => WorkloadSpec::Largedd(s.resolved(layout)),
+            WorkloadSpec::SimpleWriteback(s) => WorkloadSpec::SimpleWriteback(s.resolved(layout)),
             WorkloadSpec::MappedWriter(s) => WorkloadSpec::MappedWriter(s.resolved(layout)),
         }
     }
@@ -95,6 +102,7 @@ impl WorkloadSpec {
             WorkloadSpec::AnonChurn(s) => Box::new(anon_churn::start(s, sim)),
             WorkloadSpec::Fsmark(s) => Box::new(fsmark::start(s, sim)),
             WorkloadSpec::Largedd(s) => Box::new(largedd::start(s, sim, layout)),
+            WorkloadSpec::SimpleWriteback(s) => Box::new(simple_writeback::start(s, sim)),
             WorkloadSpec::MappedWriter(s) => Box::new(mapped_writer::start(s, sim, layout)),
         }
     }
@@ -109,6 +117,7 @@ impl WorkloadSpec {
             WorkloadSpec::Fsmark(s) => at_disk_speed((s.threads as u64 * s.files * s.loops * s.size.0) as f64),
             WorkloadSpec::Largedd(s) => at_disk_speed(mem * s.target_ratio),
             WorkloadSpec::MappedWriter(s) => at_disk_speed(mem * s.total_ratio),
+            WorkloadSpec::SimpleWriteback(s) => at_disk_speed(s.size.map_or(4.0 * mem, |b| b.0 as f64) * s.factors.len() as f64),
         }
     }
 }

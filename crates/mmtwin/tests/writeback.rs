@@ -1,0 +1,129 @@
+//! Mechanism tests of writeback from reclaim, per file system and per policy, and of dirty
+//! placement: one kernel behaviour each.
+
+use mmtwin::config::scenario::Scenario;
+use mmtwin::mm::gfp::Gfp;
+use mmtwin::mm::mm_types::*;
+use mmtwin::mm::mmzone::{ZoneStat, ZoneType};
+use mmtwin::mm::vmscan::{Reclaimer, ScanControl};
+use mmtwin::mm::{Mm, Pfn};
+
+/// A one-node 3.0 machine of `mem` with file system `fs` and the policies in `policy`.
+fn boot(mem: &str, fs: &str, policy: &str) -> Mm {
+    let text = format!(
+        "[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [{{ id = 0, cpus = 1, memory = \"{mem}\" }}]\nboot_reserved = \"1M\"\nfs = \"{fs}\"\n\
+         [[kernel]]\nname = \"k\"\nprofile = \"linux-3.0\"\npolicy = {{ {policy} }}\nsysctl = {{ dirty_ratio = 40 }}\n[workload]\ntype = \"anon-churn\"\n"
+    );
+    Mm::boot(&Scenario::parse(&text).unwrap_or_else(|e| panic!("{e}")).resolve().remove(0))
+}
+
+/// `n` dirty pages of a new file, written from `cpu` the way write() does (blocks mapped at
+/// write time on ext2/ext3, not on ext4/xfs); the zone of the first page.
+fn dirty_file(mm: &mut Mm, n: u32) -> (u32, Vec<Pfn>) {
+    let ino = mm.create_file(0, 0).unwrap();
+    let mut t = Default::default();
+    for i in 0..n {
+        assert_eq!(mm.file_write_page(ino, i, 4096, 0, &mut t), mmtwin::mm::filemap::PageIo::Done);
+    }
+    let mapping = mm.inode(ino).mapping;
+    let pfns = (0..n).map(|i| mm.find_get_page(mapping, i).unwrap()).collect();
+    (ino, pfns)
+}
+
+/// One reclaim pass by `who` at `priority` over the zone of `pfn`, every page unreferenced.
+fn reclaim(mm: &mut Mm, pfn: Pfn, who: Reclaimer, priority: i32) -> ScanControl {
+    for p in mm.pages.iter_mut() {
+        p.flags &= !(PG_REFERENCED | PG_YOUNG);
+    }
+    let zid = mm.page_zone(pfn);
+    mm.in_reclaim = true;
+    mm.reclaimer = who;
+    let mut sc = ScanControl::new(who, Gfp::GFP_KERNEL, 0, u64::MAX, mm.sysctl.swappiness);
+    sc.priority = priority;
+    sc.may_writepage = true;
+    mm.shrink_zone(zid, &mut sc);
+    mm.in_reclaim = false;
+    sc
+}
+
+fn writes(mm: &Mm) -> u64 {
+    mm.global_page_state(ZoneStat::NrVmscanWrite)
+}
+
+#[test]
+fn ext3_writes_a_dirty_page_reclaim_meets_as_a_single_page_io() {
+    let mut mm = boot("64M", "ext3", "");
+    let (_, pfns) = dirty_file(&mut mm, 8);
+    let sc = reclaim(&mut mm, pfns[0], Reclaimer::Direct, 0);
+    assert_eq!(writes(&mm), 8, "nr_vmscan_write");
+    assert!(sc.nr_dirty >= 8);
+    assert_eq!(mm.global_page_state(ZoneStat::NrWriteback), 8, "all under writeback");
+    assert!(mm.bdevs[0].stats.requests[1] >= 1);
+}
+
+#[test]
+fn ext4_redirties_a_delalloc_page_from_reclaim_counted_but_no_io() {
+    let mut mm = boot("64M", "ext4", "");
+    let (_, pfns) = dirty_file(&mut mm, 8);
+    reclaim(&mut mm, pfns[0], Reclaimer::Kswapd, 0);
+    assert_eq!(writes(&mm), 8, "every writepage call counts");
+    assert_eq!(mm.global_page_state(ZoneStat::NrWriteback), 0, "no I/O");
+    assert_eq!(mm.global_page_state(ZoneStat::NrFileDirty), 8, "still dirty");
+    assert!(pfns.iter().all(|&p| mm.pages[p as usize].flags & PG_RECLAIM == 0), "PG_reclaim cleared");
+}
+
+#[test]
+fn xfs_refuses_direct_reclaim_but_kswapd_writes_the_page_with_its_cluster() {
+    let mut mm = boot("64M", "xfs", "");
+    let (ino, pfns) = dirty_file(&mut mm, 64);
+    reclaim(&mut mm, pfns[0], Reclaimer::Direct, 0);
+    assert_eq!(mm.global_page_state(ZoneStat::NrWriteback), 0, "direct reclaim: redirtied");
+    assert!(writes(&mm) > 0, "but counted");
+    let before = writes(&mm);
+    // kswapd, one page at a time off the tail: the first one it writes allocates the whole
+    // delalloc extent and takes up to 32 following pages along.
+    reclaim(&mut mm, pfns[0], Reclaimer::Kswapd, 0);
+    let wb = mm.global_page_state(ZoneStat::NrWriteback);
+    assert!(wb > writes(&mm) - before, "{wb} pages under writeback for {} writepage calls", writes(&mm) - before);
+    assert!((0..64).all(|i| mm.bmap(ino, i).is_some()), "the extent is allocated");
+    // Allocated in file order: contiguous sectors.
+    let s0 = mm.bmap(ino, 0).unwrap();
+    assert!((0..64).all(|i| mm.bmap(ino, i) == Some(s0 + 8 * u64::from(i))));
+}
+
+#[test]
+fn lesskswapd_direct_reclaim_leaves_dirty_file_pages_to_the_flusher_with_pg_reclaim() {
+    let mut mm = boot("64M", "ext3", "reclaim_writeback = \"lesskswapd\"");
+    let (_, pfns) = dirty_file(&mut mm, 8);
+    reclaim(&mut mm, pfns[0], Reclaimer::Direct, 0);
+    assert_eq!(writes(&mm), 0);
+    assert_eq!(mm.global_page_state(ZoneStat::NrVmscanImmediate), 8);
+    assert!(pfns.iter().all(|&p| mm.pages[p as usize].flags & PG_RECLAIM != 0));
+}
+
+#[test]
+fn lesskswapd_kswapd_writes_only_once_its_priority_is_high() {
+    let mut mm = boot("64M", "ext3", "reclaim_writeback = \"lesskswapd\"");
+    let (_, pfns) = dirty_file(&mut mm, 8);
+    reclaim(&mut mm, pfns[0], Reclaimer::Kswapd, 10); // DEF_PRIORITY - 2: still skipped
+    assert_eq!(writes(&mm), 0);
+    reclaim(&mut mm, pfns[0], Reclaimer::Kswapd, 9);
+    assert_eq!(writes(&mm), 8);
+}
+
+#[test]
+fn perzonedirty_write_allocations_skip_a_zone_over_its_dirty_limit() {
+    for (policy, expect) in [("", ZoneType::Dma32), ("dirty_placement = \"perzonedirty\"", ZoneType::Dma)] {
+        let mut mm = boot("256M", "ext4", policy);
+        // Dirty DMA32 past 40% of its dirtyable memory.
+        let dma32 = mm.zones.iter().position(|z| z.zone_type == ZoneType::Dma32).unwrap();
+        let limit = mm.zone_dirty_limits(dma32).1;
+        let (_, pfns) = dirty_file(&mut mm, (limit + 64) as u32);
+        assert!(pfns.iter().all(|&p| mm.zones[mm.page_zone(p)].zone_type == ZoneType::Dma32) || !policy.is_empty());
+        let pfn = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE.with(Gfp::WRITE), 0, 0).unwrap();
+        assert_eq!(mm.zones[mm.page_zone(pfn)].zone_type, expect, "policy {policy:?}");
+        // Allocations that will not be dirtied are not steered.
+        let pfn = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
+        assert_eq!(mm.zones[mm.page_zone(pfn)].zone_type, ZoneType::Dma32);
+    }
+}
