@@ -159,3 +159,44 @@ fn writeback_cleans_what_a_writer_dirtied_and_counts_pgpgout() {
     let files: Vec<_> = r.metrics.iter().filter(|m| m.op == "Files/s").collect();
     assert_eq!(files.len(), 2, "one Files/s sample per loop");
 }
+
+#[test]
+fn kswapd_balances_a_zone_to_its_high_watermark_naps_then_sleeps() {
+    use mmtwin::mm::vmscan::Kswapd;
+    use mmtwin::sim::rng::Rng;
+    use mmtwin::sim::{After, Task, TaskCx};
+    let mut mm = boot("linux-3.0", 1, 1, "64M", "");
+    let z = zid(0, ZoneType::Dma32);
+    // Fill the zone with clean page cache until kswapd is asked for.
+    let ino = mm.create_file(0, 0).unwrap();
+    let mapping = mm.inode(ino).mapping;
+    let mut i = 0;
+    while mm.kswapd_wakeups.is_empty() {
+        let pfn = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
+        mm.add_to_page_cache_lru(pfn, mapping, i);
+        mm.pages[pfn as usize].flags |= PG_UPTODATE;
+        i += 1;
+    }
+    // Woken at the low watermark (pcp refills take a batch at a time).
+    assert!(mm.zones[z].nr_free_pages <= mm.zones[z].low_wmark_pages() as i64 + 64);
+    let mut k = Kswapd::new(0, usize::MAX);
+    let mut rng = Rng::new(1);
+    let mut afters = Vec::new();
+    let mut timed_out = false;
+    for _ in 0..100 {
+        let mut cx = TaskCx { now: 0, cpu: 0, tid: 0, mm: &mut mm, rng: &mut rng, timed_out };
+        let s = k.step(&mut cx);
+        afters.push(s.after);
+        // The nap runs out without a wakeup.
+        timed_out = matches!(s.after, After::WaitTimeout(..));
+        if s.after == After::Block {
+            break;
+        }
+    }
+    assert_eq!(afters.last(), Some(&After::Block), "kswapd went to sleep: {afters:?}");
+    assert!(afters.iter().any(|a| matches!(a, After::WaitTimeout(_, _))), "it napped HZ/10 first");
+    let free = mm.zones[z].nr_free_pages;
+    assert!(free >= mm.zones[z].high_wmark_pages() as i64, "balanced: {free} free");
+    assert!(mm.events.get(VmStat::KswapdSteal) > 0);
+    assert!(mm.events.get(VmStat::Pageoutrun) >= 1);
+}
