@@ -10,11 +10,11 @@ small Normal zone over its dirty limit sends page-cache allocations down to DMA3
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from tests.python.conftest import ROOT
+from tests.python.fidelity import metric_mean, run_scenario, scanned
+from tests.python.fidelity import vmstat as _vm
 
 SCENARIO = ROOT / "scenarios" / "seeds" / "per-zone-dirty-limits-reduced.toml"
 VANILLA, PZD = "3.0.0-vanilla", "perzonedirty-v1r1"
@@ -22,31 +22,11 @@ VANILLA, PZD = "3.0.0-vanilla", "perzonedirty-v1r1"
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    from mmtwin.cli import main
-
-    out = tmp_path_factory.mktemp("fid") / "pzd"
-    assert main(["run", str(SCENARIO), "-o", str(out), "-q", "--json"]) == 0
-    return out
-
-
-def _summary(out, bench, kernel):
-    return json.loads((out / bench / kernel / "summary.json").read_text())
-
-
-def _vm(out, bench, kernel):
-    total = {}
-    for it in _summary(out, bench, kernel)["iterations"]:
-        for k, v in it["vmstat"].items():
-            total[k] = total.get(k, 0) + v
-    return total
+    return run_scenario(SCENARIO, tmp_path_factory.mktemp("fid") / "pzd")
 
 
 def _dd_time(out, bench, kernel):
-    for m in _summary(out, bench, kernel)["metrics"]:
-        for o in m["ops"]:
-            if o["name"] == "1":
-                return sum(o["samples"]) / len(o["samples"])
-    raise KeyError("1")
+    return metric_mean(out, bench, kernel, "1")
 
 
 def _file_writes(vm):
@@ -54,7 +34,7 @@ def _file_writes(vm):
 
 
 def _direct(vm):
-    return sum(v for k, v in vm.items() if k.startswith("pgscan_direct_"))
+    return scanned(vm, "direct")
 
 
 @pytest.mark.parametrize("fs", ["ext3", "ext4", "xfs"])

@@ -11,11 +11,13 @@ sequential bandwidth in the model, so the variants tie.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from tests.python.conftest import ROOT
+from tests.python.fidelity import metric_mean as _metric
+from tests.python.fidelity import run_scenario
+from tests.python.fidelity import scanned as _scanned
+from tests.python.fidelity import vmstat as _vm
 
 SCENARIO = ROOT / "scenarios" / "seeds" / "zlc-zone-reclaim-reduced.toml"
 VANILLA, ZLCFIRST, ZLCRECONSIDER = "3.0-rc6-vanilla", "3.0-rc6-zlcfirst", "3.0-rc6-zlcreconsider"
@@ -23,35 +25,7 @@ VANILLA, ZLCFIRST, ZLCRECONSIDER = "3.0-rc6-vanilla", "3.0-rc6-zlcfirst", "3.0-r
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    from mmtwin.cli import main
-
-    out = tmp_path_factory.mktemp("fid") / "zlc"
-    assert main(["run", str(SCENARIO), "-o", str(out), "-q", "--json"]) == 0
-    return out
-
-
-def _summary(out, bench, kernel):
-    return json.loads((out / bench / kernel / "summary.json").read_text())
-
-
-def _vm(out, bench, kernel):
-    total = {}
-    for it in _summary(out, bench, kernel)["iterations"]:
-        for k, v in it["vmstat"].items():
-            total[k] = total.get(k, 0) + v
-    return total
-
-
-def _scanned(vm, who):
-    return sum(v for k, v in vm.items() if k.startswith(f"pgscan_{who}_"))
-
-
-def _metric(out, bench, kernel, op):
-    for m in _summary(out, bench, kernel)["metrics"]:
-        for o in m["ops"]:
-            if o["name"] == op:
-                return sum(o["samples"]) / len(o["samples"])
-    raise KeyError(op)
+    return run_scenario(SCENARIO, tmp_path_factory.mktemp("fid") / "zlc")
 
 
 @pytest.mark.parametrize("bench", ["fsmark", "largedd"])

@@ -39,16 +39,27 @@ impl Mm {
         }
     }
 
-    /// block_write_full_page of one page: a one-page bio to its block.
-    fn write_one_page(&mut self, pfn: Pfn, ino: Ino, index: u32, dev: usize) -> Writepage {
+    /// Starts writeback of one dirty page: clear_page_dirty_for_io, set_page_writeback, and
+    /// a bio for its block (mapped now if it has none). None if the page was clean.
+    fn page_write_bio(&mut self, pfn: Pfn, ino: Ino, index: u32, dev: usize) -> Option<Bio> {
         if !self.clear_page_dirty_for_io(pfn) {
-            return Writepage::Clean;
+            return None;
         }
         self.set_page_writeback(pfn, dev);
         self.cost_ns += self.costs.writeback_page_ns;
         let sector = self.get_block(ino, index);
-        self.submit_bio(dev, Bio { dir: Dir::Write, sector, pages: vec![pfn] });
-        Writepage::Submitted
+        Some(Bio { dir: Dir::Write, sector, pages: vec![pfn] })
+    }
+
+    /// block_write_full_page of one page: a one-page bio to its block.
+    fn write_one_page(&mut self, pfn: Pfn, ino: Ino, index: u32, dev: usize) -> Writepage {
+        match self.page_write_bio(pfn, ino, index, dev) {
+            Some(bio) => {
+                self.submit_bio(dev, bio);
+                Writepage::Submitted
+            }
+            None => Writepage::Clean,
+        }
     }
 
     /// xfs from kswapd: xfs_map_blocks allocates the whole delalloc extent around the page (the
@@ -72,13 +83,8 @@ impl Mm {
                 self.get_block(ino, i);
             }
         }
-        if !self.clear_page_dirty_for_io(pfn) {
-            return Writepage::Clean;
-        }
-        self.set_page_writeback(pfn, dev);
-        self.cost_ns += self.costs.writeback_page_ns;
-        let sector = self.get_block(ino, index);
-        let mut bio = Bio { dir: Dir::Write, sector, pages: vec![pfn] };
+        let Some(mut bio) = self.page_write_bio(pfn, ino, index, dev) else { return Writepage::Clean };
+        let sector = bio.sector;
         // xfs_convert_page, forwards only: cached, unlocked, dirty, not under writeback and
         // mapped right after the previous page.
         let mut next_sector = sector + crate::block::SECTORS_PER_PAGE;

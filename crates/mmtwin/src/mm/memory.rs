@@ -105,7 +105,6 @@ impl Mm {
         if self.pages[pfn as usize].flags & PG_LOCKED != 0 {
             return Fault::Wait(self.page_waitqueue(pfn));
         }
-        self.anon_vmas[vma as usize].ptes[index as usize] = Pte::Present(pfn);
         self.page_add_anon_rmap(pfn, vma, index);
         self.swap_free(slot);
         if write || self.vm_swap_full() {

@@ -243,9 +243,9 @@ impl Mm {
             reserve += z.lowmem_reserve.iter().copied().max().unwrap_or(0) + z.high_wmark_pages();
             dirty += self.zone_dirty_pages(zid);
         }
-        let lv = nid;
         let file = if self.policy.lru_owner == super::policy::LruOwner::PerNode {
-            self.lruvecs[lv].lists[LruList::InactiveFile as usize].len as u64 + self.lruvecs[lv].lists[LruList::ActiveFile as usize].len as u64
+            let lists = &self.lruvecs[nid].lists;
+            u64::from(lists[LruList::InactiveFile as usize].len + lists[LruList::ActiveFile as usize].len)
         } else {
             self.node_page_state(nid, ZoneStat::NrFilePages)
         };

@@ -101,12 +101,7 @@ impl Mm {
             p.index = 0;
             p.flags = (p.flags & !(PG_ACTIVE | PG_REFERENCED | PG_DIRTY)) | PG_SWAPBACKED | PG_LOCKED;
         }
-        let si = self.swap.as_mut().expect("swap area");
-        si.cache.insert(slot, pfn);
-        si.slot_of.insert(pfn, slot);
-        self.pages[pfn as usize].flags |= PG_SWAPCACHE;
-        self.mod_page_state(pfn, ZoneStat::NrFilePages, 1);
-        self.cost_ns += self.costs.page_cache_op_ns;
+        self.add_to_swap_cache(pfn, slot);
         self.lru_cache_add(pfn, false);
         self.events.count(VmStat::Pswpin, 1);
         match plug {
