@@ -26,7 +26,14 @@ def run_iteration(
     Returns ``{"iteration", "seed", "user_ns", "system_ns", "elapsed_ns", "events_processed",
     "page_events", "vmstat": [(name, delta)], "timeline": {"time_ns", "names", "rows"},
     "metrics": [{"table", "preferred", "unit", "op", "value"}], "dumps": [{"time_ns",
-    "buddyinfo", "pagetypeinfo", "zoneinfo", "vmstat"}]}``.
+    "buddyinfo", "pagetypeinfo", "zoneinfo", "vmstat"}], "block": {...}}``.
+
+    ``"block"`` holds the block-device totals of the machine (all devices summed):
+    ``{"devices": int, "requests", "sectors", "merges", "segments": [read, write],
+    "seeks", "busy_ns", "merge_refused_segments": int, "rq_size_hist": [read[9], write[9]],
+    "rq_seg_hist": [read[8], write[8]]}``. ``rq_size_hist`` counts dispatched requests by size:
+    ≤4K, 8K, ≤16K, ≤32K, ≤64K, ≤128K, ≤256K, ≤512K, more; ``rq_seg_hist`` by scatterlist
+    segments: 1, 2–3, 4–7, 8–15, 16–31, 32–63, 64–127, ≥128.
     """
 
 def boot_dump(resolved_toml: str) -> dict[str, str]:

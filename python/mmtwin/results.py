@@ -45,6 +45,7 @@ def summarise(kernel: dict[str, Any], benchmark: str, iterations: list[dict[str,
                 "vmstat": dict(it["vmstat"]),
                 "events_processed": it["events_processed"],
                 "page_events": it["page_events"],
+                **({"block": it["block"]} if it.get("block") is not None else {}),
             }
             for it in iterations
         ],

@@ -127,6 +127,22 @@ fn run_iteration<'py>(py: Python<'py>, resolved_toml: &str, iteration: u32, prog
         dumps.append(pd)?;
     }
     d.set_item("dumps", dumps)?;
+    let mut t = mmtwin::block::DiskStats::default();
+    for (_, s) in &r.disks {
+        t.add(s);
+    }
+    let b = PyDict::new(py);
+    b.set_item("devices", r.disks.len())?;
+    b.set_item("requests", t.requests.to_vec())?;
+    b.set_item("sectors", t.sectors.to_vec())?;
+    b.set_item("merges", t.merges.to_vec())?;
+    b.set_item("segments", t.segments.to_vec())?;
+    b.set_item("seeks", t.seeks)?;
+    b.set_item("busy_ns", t.busy_ns)?;
+    b.set_item("merge_refused_segments", t.merge_refused_segments)?;
+    b.set_item("rq_size_hist", t.rq_size_hist.iter().map(|h| h.to_vec()).collect::<Vec<_>>())?;
+    b.set_item("rq_seg_hist", t.rq_seg_hist.iter().map(|h| h.to_vec()).collect::<Vec<_>>())?;
+    d.set_item("block", b)?;
     Ok(d)
 }
 

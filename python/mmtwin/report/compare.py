@@ -14,13 +14,15 @@ Layouts:
   operation and per run ``%12.2f`` + `` (%7.2f%%)`` (`` *%7.2f%%*`` when significant, mean row
   only). All Min rows come first, then all mean rows, and so on. Then the duration table
   (``Duration User/System/Elapsed``, ``%12.2f``) and the vmstat table (``Ops <label>``,
-  ``%15.2f``), without % columns.
+  ``%15.2f``), without % columns. Then mmtwin's own "Block I/O (mmtwin)" tables (report/block.py,
+  title line, ``%15s`` text cells), if every run has block statistics with some I/O.
 * ``2011`` – the 2011 shell subreports (subreport/fsmark, subreport/largedd,
   subreport/mmtests-duration, subreport/mmtests-vmstat @78b06ca5^): min/mean/stddev/max rows
   ``%-8s %-6s`` + `` %11.2f (%5.2f%%)`` with the 2011 % formulas (stddev rows use the metric's own
   formula, population stddev, arithmetic mean); a table whose operations have exactly one sample
   in every run is a phase table like largedd, ``%-20s`` + `` %4d (%5.2f%%)``; then the
-  "MMTests Statistics: duration" and "MMTests Statistics: vmstat" sections, ``%-40s`` + ``%10s``.
+  "MMTests Statistics: duration" and "MMTests Statistics: vmstat" sections, ``%-40s`` + ``%10s``,
+  and the block tables laid out the same way.
 
 Format decisions where MMTests' output is not usable as is: a run name without "-" goes whole on
 header line 1 and an all-blank header line is left out (Perl's substr would print the name minus
@@ -42,6 +44,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from mmtwin.report import ReportError
+from mmtwin.report import block as bk
 from mmtwin.report import stats as st
 from mmtwin.report import vmstat as vm
 
@@ -81,6 +84,8 @@ class Run:
     elapsed: float
     vmstat: Dict[str, float]
     iterations: int
+    #: Block-device counters, mean over iterations (report/block.py); None if any lacks them.
+    block: Optional[bk.Block] = None
 
 
 @dataclass
@@ -103,9 +108,9 @@ class Row:
 
 @dataclass
 class Table:
-    """A comparison table. `kind` says how it is laid out: multiops, duration, vmstat (current);
-    stats2011, phase2011, duration2011, vmstat2011. `header` holds the header lines, one string
-    per run each."""
+    """A comparison table. `kind` says how it is laid out: multiops, duration, vmstat, block
+    (current); stats2011, phase2011, duration2011, vmstat2011, block2011. `header` holds the
+    header lines, one string per run each."""
 
     title: str
     kind: str
@@ -208,6 +213,7 @@ def _load_run(folder: Path) -> Run:
 
     times = {"user": 0.0, "system": 0.0, "elapsed": 0.0}
     counters: Dict[str, float] = {}
+    blocks: List[bk.Block] = []
     for i, it in enumerate(data["iterations"]):
         where = f"iterations[{i}]"
         if not isinstance(it, dict):
@@ -225,6 +231,11 @@ def _load_run(folder: Path) -> Run:
             if not _is_num(v):
                 raise bad(f"{where}.vmstat.{k} must be a number")
             counters[k] = counters.get(k, 0) + v
+        if it.get("block") is not None:
+            try:
+                blocks.append(bk.parse(it["block"]))
+            except ValueError as e:
+                raise bad(f"{where}.block: {e}") from None
     return Run(
         name=data["name"],
         path=folder,
@@ -236,6 +247,7 @@ def _load_run(folder: Path) -> Run:
         elapsed=times["elapsed"],
         vmstat=counters,
         iterations=len(data["iterations"]),
+        block=bk.mean(blocks) if blocks and len(blocks) == len(data["iterations"]) else None,
     )
 
 
@@ -430,6 +442,9 @@ def _monitor_tables(runs: Sequence[Run], fmt: str) -> List[Table]:
             cells = [Cell(rr[k].value, text=rr[k].text if fmt == "2011" else None) for rr in per_run]
             rows.append(Row(label, first.label, cells) if label else Row(first.label, "", cells))
         tables.append(Table(title, kind, header, rows))
+    for title, per_run in bk.tables([r.block for r in runs], fmt):
+        rows = [Row(first.label, "", [Cell(rr[k].value, text=rr[k].text) for rr in per_run]) for k, first in enumerate(per_run[0])]
+        tables.append(Table(title, "block" if fmt == "current" else "block2011", header, rows))
     return tables
 
 
@@ -478,6 +493,13 @@ def _render_singleops(t: Table) -> List[str]:
     return lines
 
 
+def _render_block(t: Table) -> List[str]:
+    """The block tables: a title line, then like the vmstat table with the cells' text."""
+    w = max([bk.LABEL_WIDTH] + [len(r.label) for r in t.rows])
+    lines = [t.title] + [" " * (w + 1) + _head(line, VMSTAT_FIELD) for line in t.header]
+    return lines + [f"{r.label:<{w}} " + "".join(f"{c.text:>{VMSTAT_FIELD}}" for c in r.cells) for r in t.rows]
+
+
 def _render_stats2011(t: Table) -> List[str]:
     op_w = max([8] + [len(r.op) for r in t.rows])
     lines = [t.title] if t.title else []
@@ -514,6 +536,8 @@ _RENDERERS: Dict[str, Callable[[Table], List[str]]] = {
     "phase2011": _render_phase2011,
     "duration2011": _render_monitor2011,
     "vmstat2011": _render_monitor2011,
+    "block": _render_block,
+    "block2011": _render_monitor2011,
 }
 
 

@@ -2,16 +2,29 @@
 //! page cache and swap are merged into requests on a per-device queue, dispatched one at a time
 //! to a device model, and completed with a callback into the memory manager.
 //!
+//! * Building a bio (bio_add_page): pages join a bio while their sectors follow on, the bio
+//!   stays within max_sectors and its physical segments within max_segments. A page whose frame
+//!   directly follows the previous page's frame continues that page's segment
+//!   (BIOVEC_PHYS_MERGEABLE: forward adjacency only) while the segment stays within
+//!   max_segment_size and the queue clusters (QUEUE_FLAG_CLUSTER).
 //! * Merging: a bio whose first sector follows the last sector of a queued request in the same
 //!   direction is appended to it (a back merge, as elv_merge finds through the last-merge hint
-//!   and the request hash), up to `max_sectors_kb`.
-//! * Dispatch: deadline's preference for reads (a batch of reads goes first unless writes have
-//!   been passed over `writes_starved` times); within a direction, arrival order.
+//!   and the request hash), up to `max_sectors_kb` and `max_segments` (ll_back_merge_fn →
+//!   ll_new_hw_segment, 2.6.32–3.x: the bio's segments are added without crediting a join).
+//! * Dispatch: `deadline` prefers reads (a batch of reads goes first unless writes have been
+//!   passed over `writes_starved` times), arrival order within a direction; `noop` is one FIFO.
+//!   The scatterlist of a dispatched request (blk_rq_map_sg) joins physically adjacent pages
+//!   across bio boundaries under the same rules; its length is the request's segment count.
 //! * Queue depth: at most `nr_requests` requests per direction; a submitter finding the queue
 //!   full sleeps on the device's request wait queue (get_request_wait). The queue is congested
 //!   above 7/8 of `nr_requests` and uncongested again below 13/16 (blk_queue_congestion_threshold).
 //! * The device serves one request at a time: a seek when the request does not start where the
-//!   previous one ended, a fixed per-request overhead, then the transfer at the device bandwidth.
+//!   previous one ended (a short forward skip costs only the time the skipped sectors take to
+//!   pass), a fixed per-request overhead, a per-segment cost (the controller fetching one
+//!   DMA descriptor per scatterlist entry), then the transfer at the device bandwidth.
+//!
+//! Device models are chosen by name (`model = "sata-2011" | "ssd" | "s390-fcp"`, see
+//! `DevicePreset`); every parameter can be overridden next to the name.
 
 use std::collections::VecDeque;
 
@@ -29,12 +42,47 @@ pub enum Dir {
     Write = 1,
 }
 
-/// A device's performance model and queue limits. Defaults describe a 2011 7200 rpm SATA disk
-/// (average seek plus half a rotation about 8 ms, 100 MB/s sequential) behind a 3.x queue
-/// (nr_requests 128, max_sectors_kb 512).
+/// The I/O scheduler of a queue (/sys/block/*/queue/scheduler).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scheduler {
+    /// deadline: reads first, writes after `writes_starved` read batches.
+    #[default]
+    Deadline,
+    /// noop: one FIFO, merging only.
+    Noop,
+}
+
+/// Named device models: what each describes and where its figures come from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DevicePreset {
+    /// A 2011 7200 rpm SATA disk (average seek plus half a rotation about 8 ms, 100 MB/s
+    /// sequential) behind a 3.x SCSI queue: nr_requests 128, max_sectors_kb 512, 128 segments
+    /// of at most 64 KiB (blkdev.h defaults), clustering on, AHCI's PRD fetch per segment
+    /// negligible.
+    #[default]
+    #[serde(rename = "sata-2011")]
+    Sata2011,
+    /// A 2011 SATA SSD: no seek, 100 µs to reach a random block, 250 MB/s, 20 µs per command.
+    Ssd,
+    /// An FCP SCSI LUN of a DS8000 behind FICON Express4 on System z, as zfcp (2.6.32) sets it
+    /// up: max_sectors_kb 512 (hw 2152), max_phys_segments 128 (no ARCH_HAS_SG_CHAIN on s390),
+    /// max_segment_size 64 KiB, clustering on, nr_requests 128; 100 MB/s per LUN streaming
+    /// from the storage server's prefetch, 5 ms for a read that misses it, 150 µs per request
+    /// through the channel. zfcp cuts every scatterlist entry into 4 KiB SBALEs, so the
+    /// adapter's work does not depend on the number of segments (segment cost 0). The
+    /// throughput and latency figures are assumptions (IBM's published per-channel figures
+    /// bound them), not measurements.
+    S390Fcp,
+}
+
+/// A device's performance model and queue limits (see `DevicePreset` for the named ones).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(try_from = "DiskSpec")]
 pub struct DeviceModel {
+    /// The preset this model started from.
+    pub model: DevicePreset,
     /// Time to move the head to a non-adjacent sector (seek + rotational latency), in ns.
     pub seek_ns: u64,
     /// What a write that does not continue the previous request costs instead of `seek_ns`,
@@ -42,31 +90,156 @@ pub struct DeviceModel {
     /// `seek_ns`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write_seek_ns: Option<u64>,
+    /// A forward gap up to this many sectors is skipped by letting it pass (no seek).
+    pub skip_sectors: u64,
     /// Fixed cost of every request (command, interrupt, completion), in ns.
     pub request_overhead_ns: u64,
+    /// Cost of every scatterlist segment of a request (descriptor fetch), in ns.
+    pub segment_ns: u64,
     /// Sustained transfer rate in bytes per second.
     pub bandwidth: u64,
+    /// What all disks of the machine share on the way to memory (host adapters, FCP channels),
+    /// in bytes per second; 0: no shared limit. Transfers take turns on it in dispatch order.
+    pub host_bandwidth: u64,
     /// /sys/block/*/queue/nr_requests.
     pub nr_requests: u32,
     /// /sys/block/*/queue/max_sectors_kb.
     pub max_sectors_kb: u32,
+    /// /sys/block/*/queue/max_segments (min of max_phys_segments and max_hw_segments in 2.6.32).
+    pub max_segments: u32,
+    /// /sys/block/*/queue/max_segment_size in bytes.
+    pub max_segment_size: u32,
+    /// QUEUE_FLAG_CLUSTER: physically adjacent pages may share a segment.
+    pub clustering: bool,
+    pub scheduler: Scheduler,
     /// Size of the device in bytes (the file systems and swap on it share it).
     pub size: crate::config::size::Bytes,
 }
 
-impl Default for DeviceModel {
-    fn default() -> Self {
-        DeviceModel {
+impl DevicePreset {
+    /// The full model of this preset.
+    pub fn model(self) -> DeviceModel {
+        let sata = DeviceModel {
+            model: self,
             seek_ns: 8_000_000,
             write_seek_ns: None,
+            skip_sectors: 256,
             request_overhead_ns: 50_000,
+            segment_ns: 0,
             bandwidth: 100_000_000,
+            host_bandwidth: 0,
             nr_requests: 128,
             max_sectors_kb: 512,
+            max_segments: 128,
+            max_segment_size: 65536,
+            clustering: true,
+            scheduler: Scheduler::Deadline,
             size: crate::config::size::Bytes(2 << 40),
+        };
+        match self {
+            DevicePreset::Sata2011 => sata,
+            DevicePreset::Ssd => DeviceModel { seek_ns: 100_000, request_overhead_ns: 20_000, bandwidth: 250_000_000, skip_sectors: 0, ..sata },
+            DevicePreset::S390Fcp => DeviceModel { seek_ns: 5_000_000, request_overhead_ns: 150_000, bandwidth: 100_000_000, skip_sectors: 64, ..sata },
         }
     }
 }
+
+impl Default for DeviceModel {
+    fn default() -> Self {
+        DevicePreset::Sata2011.model()
+    }
+}
+
+/// `[machine.disk]` as written: a preset name and any parameter to override.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiskSpec {
+    #[serde(default)]
+    model: DevicePreset,
+    seek_ns: Option<u64>,
+    write_seek_ns: Option<u64>,
+    skip_sectors: Option<u64>,
+    request_overhead_ns: Option<u64>,
+    segment_ns: Option<u64>,
+    bandwidth: Option<u64>,
+    host_bandwidth: Option<u64>,
+    nr_requests: Option<u32>,
+    max_sectors_kb: Option<u32>,
+    max_segments: Option<u32>,
+    max_segment_size: Option<u32>,
+    clustering: Option<bool>,
+    scheduler: Option<Scheduler>,
+    size: Option<crate::config::size::Bytes>,
+}
+
+impl TryFrom<DiskSpec> for DeviceModel {
+    type Error = String;
+    fn try_from(s: DiskSpec) -> Result<DeviceModel, String> {
+        let mut m = s.model.model();
+        macro_rules! set {
+            ($($f:ident),*) => { $( if let Some(v) = s.$f { m.$f = v; } )* };
+        }
+        set!(seek_ns, skip_sectors, request_overhead_ns, segment_ns, bandwidth, host_bandwidth, nr_requests, max_sectors_kb, max_segments, max_segment_size, clustering, scheduler, size);
+        if s.write_seek_ns.is_some() {
+            m.write_seek_ns = s.write_seek_ns;
+        }
+        if m.bandwidth == 0 {
+            return Err("bandwidth must be above 0 bytes per second".into());
+        }
+        if m.nr_requests < 4 {
+            return Err(format!("nr_requests must be at least 4 (the kernel's BLKDEV_MIN_RQ), not {}", m.nr_requests));
+        }
+        if m.max_sectors_kb < 4 {
+            return Err(format!("max_sectors_kb must hold at least one 4 KiB page, not {}", m.max_sectors_kb));
+        }
+        if m.max_segments == 0 {
+            return Err("max_segments must be at least 1".into());
+        }
+        if m.max_segment_size < 4096 {
+            return Err(format!("max_segment_size must be at least one page (4096), not {}", m.max_segment_size));
+        }
+        Ok(m)
+    }
+}
+
+impl DeviceModel {
+    /// Pages a bio may carry (bio_get_nr_vecs: max_sectors and max_segments).
+    pub fn bio_max_pages(&self) -> usize {
+        (self.max_sectors_kb as usize / 4).min(self.max_segments as usize).min(BIO_MAX_PAGES)
+    }
+
+    /// Returns true if page `next` continues the segment ending with page `prev` (same
+    /// segment in blk_rq_map_sg / BIOVEC_PHYS_MERGEABLE), given the segment's current bytes.
+    #[inline]
+    pub fn phys_mergeable(&self, prev: Pfn, next: Pfn, seg_bytes: u64) -> bool {
+        self.clustering
+            && next == prev + 1
+            && seg_bytes + crate::mm::PAGE_SIZE <= u64::from(self.max_segment_size)
+            // seg_boundary_mask 0xffffffff: a segment may not cross a 4 GiB boundary.
+            && (u64::from(next) * crate::mm::PAGE_SIZE) % (1 << 32) != 0
+    }
+
+    /// Physical segments of a run of pages (__blk_recalc_rq_segments).
+    pub fn phys_segments(&self, pages: &[Pfn]) -> u32 {
+        let mut segs = 0;
+        let mut seg_bytes = 0;
+        let mut prev: Option<Pfn> = None;
+        for &p in pages {
+            match prev {
+                Some(q) if self.phys_mergeable(q, p, seg_bytes) => seg_bytes += crate::mm::PAGE_SIZE,
+                _ => {
+                    segs += 1;
+                    seg_bytes = crate::mm::PAGE_SIZE;
+                }
+            }
+            prev = Some(p);
+        }
+        segs
+    }
+}
+
+/// BIO_MAX_PAGES.
+pub const BIO_MAX_PAGES: usize = 256;
 
 /// A bio: one I/O of contiguous sectors carrying page frames in sector order.
 #[derive(Clone, Debug)]
@@ -74,6 +247,44 @@ pub struct Bio {
     pub dir: Dir,
     pub sector: u64,
     pub pages: Vec<Pfn>,
+    /// Physical segments (bi_phys_segments).
+    pub segments: u32,
+    /// Bytes in the last segment.
+    seg_bytes: u64,
+    /// Direct I/O: the id of the dio it belongs to (0: page cache or swap).
+    pub dio: u32,
+}
+
+impl Bio {
+    /// A bio of one page.
+    pub fn new(dir: Dir, sector: u64, pfn: Pfn) -> Bio {
+        Bio { dir, sector, pages: vec![pfn], segments: 1, seg_bytes: crate::mm::PAGE_SIZE, dio: 0 }
+    }
+
+    /// The sector after the bio's last.
+    pub fn end(&self) -> u64 {
+        self.sector + self.pages.len() as u64 * SECTORS_PER_PAGE
+    }
+
+    /// bio_add_page: appends page `pfn` at sector `sector` if it follows on and the queue's
+    /// limits (pages, sectors, segments) allow; false means submit this bio and start another.
+    pub fn add_page(&mut self, q: &DeviceModel, sector: u64, pfn: Pfn) -> bool {
+        if sector != self.end() || self.pages.len() >= q.bio_max_pages() {
+            return false;
+        }
+        let last = *self.pages.last().expect("a bio has a page");
+        if q.phys_mergeable(last, pfn, self.seg_bytes) {
+            self.seg_bytes += crate::mm::PAGE_SIZE;
+        } else {
+            if self.segments >= q.max_segments {
+                return false;
+            }
+            self.segments += 1;
+            self.seg_bytes = crate::mm::PAGE_SIZE;
+        }
+        self.pages.push(pfn);
+        true
+    }
 }
 
 /// A request: merged bios, contiguous on the device.
@@ -85,6 +296,12 @@ pub struct Request {
     pub pages: Vec<Pfn>,
     /// Bios merged into this request.
     pub nr_bios: u32,
+    /// Physical segments as merging counted them (nr_phys_segments).
+    pub nr_phys_segments: u32,
+    /// Direct I/O id of its bios (0: page cache or swap); bios of different dios do not merge.
+    pub dio: u32,
+    /// Arrival order (noop's FIFO).
+    seq: u64,
 }
 
 impl Request {
@@ -93,8 +310,13 @@ impl Request {
     }
 }
 
+/// Histogram buckets of request sizes: ≤4K, ≤8K, …, ≤512K, more.
+pub const RQ_SIZE_BUCKETS: usize = 9;
+/// Histogram buckets of scatterlist segments per request: 1, 2–3, 4–7, …, 64–127, ≥128.
+pub const RQ_SEG_BUCKETS: usize = 8;
+
 /// Per-device counters (diskstats-like; mmtwin's own "why" statistics).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct DiskStats {
     pub requests: [u64; 2],
     pub sectors: [u64; 2],
@@ -102,6 +324,42 @@ pub struct DiskStats {
     pub seeks: u64,
     /// Time the device was busy, in ns.
     pub busy_ns: u64,
+    /// Scatterlist segments of dispatched requests, by direction.
+    pub segments: [u64; 2],
+    /// Back merges refused because the segments would exceed max_segments.
+    pub merge_refused_segments: u64,
+    /// Dispatched requests by size (log2 buckets from 4 KiB), by direction.
+    pub rq_size_hist: [[u64; RQ_SIZE_BUCKETS]; 2],
+    /// Dispatched requests by scatterlist segments (log2 buckets), by direction.
+    pub rq_seg_hist: [[u64; RQ_SEG_BUCKETS]; 2],
+}
+
+impl DiskStats {
+    /// Adds another device's counters (for machine totals).
+    pub fn add(&mut self, o: &DiskStats) {
+        for d in 0..2 {
+            self.requests[d] += o.requests[d];
+            self.sectors[d] += o.sectors[d];
+            self.merges[d] += o.merges[d];
+            self.segments[d] += o.segments[d];
+            for b in 0..RQ_SIZE_BUCKETS {
+                self.rq_size_hist[d][b] += o.rq_size_hist[d][b];
+            }
+            for b in 0..RQ_SEG_BUCKETS {
+                self.rq_seg_hist[d][b] += o.rq_seg_hist[d][b];
+            }
+        }
+        self.seeks += o.seeks;
+        self.busy_ns += o.busy_ns;
+        self.merge_refused_segments += o.merge_refused_segments;
+    }
+}
+
+fn log2_bucket(v: u64, buckets: usize) -> usize {
+    if v <= 1 {
+        return 0;
+    }
+    ((64 - (v - 1).leading_zeros()) as usize).min(buckets - 1)
 }
 
 /// A block device with its request queue (struct request_queue + the device).
@@ -116,6 +374,7 @@ pub struct BlockDevice {
     head: u64,
     /// Reads dispatched in a row while writes waited (deadline's starved counter).
     starved: u32,
+    seq: u64,
     pub congested: [bool; 2],
     pub stats: DiskStats,
     /// Wait queue of submitters waiting for a free request (get_request_wait).
@@ -138,6 +397,7 @@ impl BlockDevice {
             in_flight: None,
             head: 0,
             starved: 0,
+            seq: 0,
             congested: [false; 2],
             stats: DiskStats::default(),
             rq_wait: usize::MAX,
@@ -170,19 +430,43 @@ impl BlockDevice {
     }
 
     /// Queues a bio, merging it at the back of a queued request of the same direction when the
-    /// sectors are adjacent and the result fits max_sectors. Returns true if the device is idle
-    /// and must be kicked (the caller schedules the dispatch).
+    /// sectors are adjacent and the result fits max_sectors and max_segments. Returns true if
+    /// the device is idle and must be kicked (the caller schedules the dispatch).
     pub fn submit_bio(&mut self, bio: Bio) -> bool {
         let d = bio.dir as usize;
         let max = u64::from(self.model.max_sectors_kb) * 2;
+        let max_segs = self.model.max_segments;
         let n = bio.pages.len() as u64 * SECTORS_PER_PAGE;
-        if let Some(rq) = self.queued[d].iter_mut().rev().find(|r| r.end() == bio.sector && r.nr_sectors + n <= max) {
+        let mut refused = false;
+        let target = self.queued[d].iter_mut().rev().find(|r| r.end() == bio.sector && r.nr_sectors + n <= max && r.dio == bio.dio);
+        let target = match target {
+            Some(r) if r.nr_phys_segments + bio.segments > max_segs => {
+                refused = true;
+                None
+            }
+            t => t,
+        };
+        if let Some(rq) = target {
             rq.nr_sectors += n;
             rq.pages.extend_from_slice(&bio.pages);
             rq.nr_bios += 1;
+            rq.nr_phys_segments += bio.segments;
             self.stats.merges[d] += 1;
         } else {
-            self.queued[d].push_back(Request { dir: bio.dir, sector: bio.sector, nr_sectors: n, pages: bio.pages, nr_bios: 1 });
+            if refused {
+                self.stats.merge_refused_segments += 1;
+            }
+            self.seq += 1;
+            self.queued[d].push_back(Request {
+                dir: bio.dir,
+                sector: bio.sector,
+                nr_sectors: n,
+                nr_phys_segments: bio.segments,
+                pages: bio.pages,
+                nr_bios: 1,
+                dio: bio.dio,
+                seq: self.seq,
+            });
             if self.queued[d].len() >= self.congestion_on() {
                 self.congested[d] = true;
             }
@@ -190,26 +474,38 @@ impl BlockDevice {
         self.in_flight.is_none()
     }
 
-    /// The next request deadline would dispatch.
+    /// The next request the scheduler would dispatch.
     fn pick(&mut self) -> Option<Request> {
         let reads = !self.queued[Dir::Read as usize].is_empty();
         let writes = !self.queued[Dir::Write as usize].is_empty();
-        let dir = if reads && (!writes || self.starved < WRITES_STARVED) {
-            if writes {
-                self.starved += 1;
+        let dir = match self.model.scheduler {
+            Scheduler::Noop => match (self.queued[0].front(), self.queued[1].front()) {
+                (Some(r), Some(w)) => if r.seq < w.seq { Dir::Read } else { Dir::Write },
+                (Some(_), None) => Dir::Read,
+                (None, Some(_)) => Dir::Write,
+                (None, None) => return None,
+            },
+            Scheduler::Deadline => {
+                if reads && (!writes || self.starved < WRITES_STARVED) {
+                    if writes {
+                        self.starved += 1;
+                    }
+                    Dir::Read
+                } else if writes {
+                    self.starved = 0;
+                    Dir::Write
+                } else {
+                    return None;
+                }
             }
-            Dir::Read
-        } else if writes {
-            self.starved = 0;
-            Dir::Write
-        } else {
-            return None;
         };
         self.queued[dir as usize].pop_front()
     }
 
     /// Starts the next request if the device is idle; returns its completion time.
-    pub fn dispatch(&mut self, now: u64) -> Option<u64> {
+    /// `host_free_at` is when the shared host path (see `host_bandwidth`) is next free; a
+    /// transfer waits for it and then holds it for bytes / host_bandwidth.
+    pub fn dispatch(&mut self, now: u64, host_free_at: &mut u64) -> Option<u64> {
         if self.in_flight.is_some() {
             return None;
         }
@@ -218,20 +514,35 @@ impl BlockDevice {
         if self.queued[d].len() < self.congestion_off() {
             self.congested[d] = false;
         }
-        let mut t = self.model.request_overhead_ns;
+        // blk_rq_map_sg: the scatterlist joins adjacent pages across bio boundaries too.
+        let sg = u64::from(self.model.phys_segments(&rq.pages));
+        let mut t = self.model.request_overhead_ns + sg * self.model.segment_ns;
         if rq.sector != self.head {
-            t += match rq.dir {
-                Dir::Write => self.model.write_seek_ns.unwrap_or(self.model.seek_ns),
-                Dir::Read => self.model.seek_ns,
-            };
-            self.stats.seeks += 1;
+            if rq.sector > self.head && rq.sector - self.head <= self.model.skip_sectors {
+                t += (rq.sector - self.head) * 512 * 1_000_000_000 / self.model.bandwidth.max(1);
+            } else {
+                t += match rq.dir {
+                    Dir::Write => self.model.write_seek_ns.unwrap_or(self.model.seek_ns),
+                    Dir::Read => self.model.seek_ns,
+                };
+                self.stats.seeks += 1;
+            }
         }
-        t += rq.nr_sectors * 512 * 1_000_000_000 / self.model.bandwidth.max(1);
+        let bytes = rq.nr_sectors * 512;
+        let mut done = now + t + bytes * 1_000_000_000 / self.model.bandwidth.max(1);
+        if self.model.host_bandwidth > 0 {
+            let start = (now + t).max(*host_free_at);
+            *host_free_at = start + bytes * 1_000_000_000 / self.model.host_bandwidth;
+            done = done.max(*host_free_at);
+        }
+        let t = done - now;
         self.head = rq.end();
         self.stats.requests[d] += 1;
         self.stats.sectors[d] += rq.nr_sectors;
+        self.stats.segments[d] += sg;
+        self.stats.rq_size_hist[d][log2_bucket(rq.nr_sectors / SECTORS_PER_PAGE, RQ_SIZE_BUCKETS)] += 1;
+        self.stats.rq_seg_hist[d][((63 - sg.max(1).leading_zeros()) as usize).min(RQ_SEG_BUCKETS - 1)] += 1;
         self.stats.busy_ns += t;
-        let done = now + t;
         self.in_flight = Some((rq, done));
         Some(done)
     }
@@ -262,7 +573,12 @@ mod tests {
     use super::*;
 
     fn bio(dir: Dir, sector: u64, pages: &[Pfn]) -> Bio {
-        Bio { dir, sector, pages: pages.to_vec() }
+        let q = DeviceModel::default();
+        let mut b = Bio::new(dir, sector, pages[0]);
+        for (i, &p) in pages.iter().enumerate().skip(1) {
+            assert!(b.add_page(&q, sector + i as u64 * SECTORS_PER_PAGE, p));
+        }
+        b
     }
 
     #[test]
@@ -274,7 +590,7 @@ mod tests {
         d.submit_bio(bio(Dir::Write, 1000, &[6]));
         assert_eq!(d.nr_queued(Dir::Write), 3);
         assert_eq!(d.stats.merges[1], 1);
-        let done = d.dispatch(0).unwrap();
+        let done = d.dispatch(0, &mut 0).unwrap();
         let rq = d.complete();
         assert_eq!((rq.sector, rq.nr_sectors, rq.pages.clone()), (0, 32, vec![1, 2, 3, 4]));
         // The first request starts away from the head's sector 0? No: it starts at 0, no seek.
@@ -291,7 +607,7 @@ mod tests {
             d.submit_bio(bio(Dir::Read, 100_000 + 1000 * i, &[10 + i as Pfn]));
         }
         let mut order = Vec::new();
-        while d.dispatch(0).is_some() {
+        while d.dispatch(0, &mut 0).is_some() {
             order.push(d.complete().dir);
         }
         use Dir::*;
@@ -307,7 +623,7 @@ mod tests {
         assert!(d.is_congested(Dir::Write));
         assert!(d.time_until_uncongested(Dir::Write, 0).unwrap() > 0);
         while d.nr_queued(Dir::Write) >= 13 {
-            d.dispatch(0);
+            d.dispatch(0, &mut 0);
             d.complete();
         }
         assert!(!d.is_congested(Dir::Write));

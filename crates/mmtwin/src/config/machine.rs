@@ -54,6 +54,13 @@ pub struct MachineSpec {
     /// The disk holding the file system (a 2011 SATA disk by default; see block::DeviceModel).
     #[serde(default)]
     pub disk: crate::block::DeviceModel,
+    /// Number of such disks, each with a file system of its own (sda, sdb, …; default 1).
+    #[serde(default = "default_disks")]
+    pub disks: u32,
+    /// The architecture's zone layout: x86_64 (ZONE_DMA below 16M, DMA32 below 4G, Normal
+    /// above) or s390x (ZONE_DMA below 2G, Normal above; no firmware MiB).
+    #[serde(default)]
+    pub arch: Arch,
     /// A swap partition of this size at the start of the disk, before the file system
     /// (0: no swap, the default).
     #[serde(default)]
@@ -68,6 +75,48 @@ pub struct MachineSpec {
     /// touch while the benchmark runs (none by default).
     #[serde(default)]
     pub system: crate::workloads::daemons::SystemSpec,
+}
+
+fn default_disks() -> u32 {
+    1
+}
+
+/// The architecture whose zone boundaries the machine uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Arch {
+    #[default]
+    #[serde(rename = "x86_64")]
+    X86_64,
+    /// s390x: MAX_DMA_ADDRESS 0x80000000 (arch/s390/include/asm/dma.h), no ZONE_DMA32.
+    S390x,
+}
+
+impl Arch {
+    /// (end of ZONE_DMA, end of ZONE_DMA32) in bytes.
+    pub fn zone_limits(self) -> (u64, u64) {
+        match self {
+            Arch::X86_64 => (DMA_END, DMA32_END),
+            Arch::S390x => (2 << 30, 2 << 30),
+        }
+    }
+
+    /// Where the boot reservation (kernel image, initrd, early page tables) starts: above
+    /// ZONE_DMA on x86_64, at the start of memory on s390x.
+    pub fn boot_reserve_from(self) -> u64 {
+        match self {
+            Arch::X86_64 => DMA_END,
+            Arch::S390x => 0,
+        }
+    }
+
+    /// Memory at the start of node 0 that firmware keeps (present but reserved).
+    pub fn low_reserved(self) -> u64 {
+        match self {
+            Arch::X86_64 => LOW_RESERVED,
+            Arch::S390x => 0,
+        }
+    }
 }
 
 fn default_page_size() -> u64 {
@@ -105,6 +154,9 @@ pub struct MachineLayout {
     pub max_pfn: u64,
     pub boot_reserved_pages: u64,
     pub nr_cpus: usize,
+    pub arch: Arch,
+    /// Disks, each with its own file system.
+    pub disks: u32,
 }
 
 impl MachineLayout {
@@ -145,6 +197,9 @@ impl MachineSpec {
         }
         if self.swap.0 > 0 && self.swap.0 < 16 * PAGE_SIZE {
             return Err(err("swap", format!("a swap area needs at least 64K (16 pages), not {} bytes; 0 means no swap", self.swap.0)));
+        }
+        if !(1..=256).contains(&self.disks) {
+            return Err(err("disks", format!("between 1 and 256 disks are modelled, not {}", self.disks)));
         }
         if self.swap.0 >= self.disk.size.0 {
             return Err(err("swap", format!("{} bytes of swap do not fit on the {}-byte disk (machine.disk.size)", self.swap.0, self.disk.size.0)));
@@ -253,8 +308,8 @@ impl MachineSpec {
             return Err(err("nodes", format!("{} of address space is more than the 16 TiB a 32-bit pfn can address", format_bytes(max_pfn * PAGE_SIZE))));
         }
         // Zones by address.
-        let dma_end = DMA_END / PAGE_SIZE;
-        let dma32_end = DMA32_END / PAGE_SIZE;
+        let (dma_end, dma32_end) = self.arch.zone_limits();
+        let (dma_end, dma32_end) = (dma_end / PAGE_SIZE, dma32_end / PAGE_SIZE);
         for n in nodes.iter_mut() {
             let clip = |a: u64, b: u64| {
                 let s = a.max(n.start_pfn);
@@ -297,6 +352,8 @@ impl MachineSpec {
             distance,
             max_pfn,
             boot_reserved_pages: self.boot_reserved.0.div_ceil(PAGE_SIZE),
+            arch: self.arch,
+            disks: self.disks,
         };
         if self.system.cpu >= layout.nr_cpus {
             return Err(err("system.cpu", format!("CPU {} does not exist; the machine has CPUs 0..{}", self.system.cpu, layout.nr_cpus - 1)));
@@ -305,7 +362,7 @@ impl MachineSpec {
         // must fit.
         let n0: u64 = layout.nodes[0].present.iter().map(|(a, b)| b - a).sum();
         let memmap0 = (n0 * STRUCT_PAGE_SIZE).div_ceil(PAGE_SIZE);
-        if layout.boot_reserved_pages + memmap0 + LOW_RESERVED / PAGE_SIZE >= n0 {
+        if layout.boot_reserved_pages + memmap0 + self.arch.low_reserved() / PAGE_SIZE >= n0 {
             return Err(err("boot_reserved", format!(
                 "node 0 has {} of memory, too little for the boot reservations ({} + memmap {})",
                 format_bytes(n0 * PAGE_SIZE), format_bytes(self.boot_reserved.0), format_bytes(memmap0 * PAGE_SIZE))));
@@ -335,6 +392,8 @@ mod tests {
             movablecore: Bytes(0),
             boot_reserved: Bytes(32 << 20),
             disk: Default::default(),
+            disks: 1,
+            arch: Arch::X86_64,
             swap: Bytes(0),
             mem: None,
             fs: Default::default(),

@@ -9,6 +9,9 @@ use crate::mm::vmstat::Era;
 /// A kernel profile, chosen by name in `[[kernel]] profile = "..."`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Profile {
+    /// Linux 2.6.32 (2009): the kernel of the pcp-cold-pfn-order seed.
+    #[serde(rename = "linux-2.6.32")]
+    Linux2632,
     /// Linux 3.0 (2011): the kernels of the zlc and per-zone-dirty seeds.
     #[serde(rename = "linux-3.0")]
     Linux30,
@@ -20,13 +23,14 @@ pub enum Profile {
 impl Profile {
     pub fn era(self) -> Era {
         match self {
-            Profile::Linux30 => Era::Linux3,
+            Profile::Linux2632 | Profile::Linux30 => Era::Linux3,
             Profile::Linux6x => Era::Linux6,
         }
     }
 
     pub fn alloc_policy(self) -> MmPolicy {
         match self {
+            Profile::Linux2632 => MmPolicy::LINUX_2_6_32,
             Profile::Linux30 => MmPolicy::LINUX_3_0,
             Profile::Linux6x => MmPolicy::LINUX_6_X,
         }
@@ -35,7 +39,7 @@ impl Profile {
     /// The sysctl defaults of this era.
     pub fn sysctl(self) -> VmSysctl {
         let mut s = VmSysctl::default();
-        if self == Profile::Linux30 {
+        if matches!(self, Profile::Linux30 | Profile::Linux2632) {
             // 3.x has no scale factor or boost; its reserve-ratio array has no Movable entry.
             s.watermark_scale_factor = 0;
             s.watermark_boost_factor = 0;
@@ -46,7 +50,7 @@ impl Profile {
     /// The largest computed min_free_kbytes (3.x 64 MiB; 6.x 256 MiB).
     pub fn min_free_kbytes_max(self) -> u64 {
         match self {
-            Profile::Linux30 => 65536,
+            Profile::Linux2632 | Profile::Linux30 => 65536,
             Profile::Linux6x => 262144,
         }
     }
@@ -68,6 +72,9 @@ pub struct PolicyOverrides {
     pub page_count_basis: Option<PageCountBasis>,
     pub reclaim_writeback: Option<ReclaimWriteback>,
     pub dirty_placement: Option<DirtyPlacement>,
+    pub reclaim_wait: Option<ReclaimWait>,
+    pub reclaim_drain: Option<ReclaimDrain>,
+    pub readahead_gfp: Option<ReadaheadGfp>,
     pub merge_tail_heuristic: Option<bool>,
 }
 
@@ -79,7 +86,8 @@ impl PolicyOverrides {
             ($($f:ident),*) => { $( if let Some(v) = self.$f { p.$f = v; } )* };
         }
         set!(watermark_setup, watermark_check, fallback, pcp, cold_refill, zonelist, atomic_reserve,
-             zonelist_cache, lru_owner, page_count_basis, reclaim_writeback, dirty_placement, merge_tail_heuristic);
+             zonelist_cache, lru_owner, page_count_basis, reclaim_writeback, dirty_placement, reclaim_wait,
+             reclaim_drain, readahead_gfp, merge_tail_heuristic);
         p
     }
 }

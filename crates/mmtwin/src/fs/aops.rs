@@ -48,7 +48,7 @@ impl Mm {
         self.set_page_writeback(pfn, dev);
         self.cost_ns += self.costs.writeback_page_ns;
         let sector = self.get_block(ino, index);
-        Some(Bio { dir: Dir::Write, sector, pages: vec![pfn] })
+        Some(Bio::new(Dir::Write, sector, pfn))
     }
 
     /// block_write_full_page of one page: a one-page bio to its block.

@@ -18,8 +18,6 @@ use crate::sim::{After, Step, Task, TaskCx};
 
 /// MIN_WRITEBACK_PAGES: every inode gets at least 4 MB of writeback per turn.
 pub const MIN_WRITEBACK_PAGES: u64 = 1024;
-/// Pages in one bio at most (BIO_MAX_PAGES).
-pub const BIO_MAX_PAGES: usize = 256;
 
 /// Per-device writeback counters (bdi_stat and bdi state).
 #[derive(Clone, Debug, Default)]
@@ -70,7 +68,7 @@ impl Mm {
 
     /// Starts the next request on an idle device.
     pub fn blk_kick(&mut self, dev: usize) {
-        if let Some(t) = self.bdevs[dev].dispatch(self.now_ns) {
+        if let Some(t) = self.bdevs[dev].dispatch(self.now_ns, &mut self.host_free_at) {
             self.io_timers.push((t, dev));
         }
     }
@@ -80,7 +78,10 @@ impl Mm {
     /// starts the next request.
     pub fn blk_complete(&mut self, dev: usize) {
         let rq = self.bdevs[dev].complete();
-        for &pfn in &rq.pages {
+        if rq.dio != 0 {
+            self.dio_complete(rq.dio, rq.pages.len() as u32);
+        }
+        for &pfn in rq.pages.iter().filter(|_| rq.dio == 0) {
             match rq.dir {
                 Dir::Read => {
                     let p = &mut self.pages[pfn as usize];
@@ -192,13 +193,9 @@ impl Mm {
             self.clear_page_dirty_for_io(pfn);
             self.set_page_writeback(pfn, dev);
             let sector = self.get_block(ino, index);
-            match bio.as_mut() {
-                Some(b) if b.sector + b.pages.len() as u64 * SECTORS_PER_PAGE == sector && b.pages.len() < BIO_MAX_PAGES => b.pages.push(pfn),
-                _ => {
-                    if let Some(b) = bio.take() {
-                        self.submit_bio(dev, b);
-                    }
-                    bio = Some(Bio { dir: Dir::Write, sector, pages: vec![pfn] });
+            if !bio.as_mut().is_some_and(|b| b.add_page(&self.bdevs[dev].model, sector, pfn)) {
+                if let Some(b) = bio.replace(Bio::new(Dir::Write, sector, pfn)) {
+                    self.submit_bio(dev, b);
                 }
             }
             written += 1;

@@ -17,6 +17,7 @@
 //! Journal commits and metadata I/O are not modelled.
 
 pub mod aops;
+pub mod direct_io;
 pub mod fs_writeback;
 pub mod inode;
 
@@ -281,6 +282,41 @@ impl Mm {
         let i = ext.partition_point(|e| e.0 <= index);
         ext.insert(i, (index, cursor, 1));
         cursor
+    }
+
+    /// Gives file `ino` (empty) `pages` pages of data on disk, placed as its file system places
+    /// a file written in one sequential pass on an empty file system (the file a benchmark
+    /// wrote before it reads): ext2/ext3 interleave the indirect blocks with the data
+    /// (ext2_alloc_branch: 12 direct blocks, then before every 1024 data blocks one indirect
+    /// block, and before the second 1024 the double-indirect one too); ext4 and xfs extents are
+    /// contiguous. No page cache is created.
+    pub fn lay_out_file(&mut self, ino: Ino, pages: u64) {
+        const NDIR: u64 = 12;
+        const PTRS: u64 = 1024;
+        let sb = self.inode(ino).sb;
+        let indirect = matches!(self.sbs[sb].fs_type, FsType::Ext2 | FsType::Ext3);
+        let mut sector = self.sbs[sb].next_sector;
+        let mut extents = Vec::new();
+        let mut index = 0u64;
+        while index < pages {
+            let run = if !indirect {
+                pages - index
+            } else if index < NDIR {
+                NDIR - index
+            } else {
+                // An indirect block (two at the start of the double-indirect range).
+                sector += SECTORS_PER_PAGE * if index == NDIR + PTRS { 2 } else { 1 };
+                PTRS - (index - NDIR) % PTRS
+            };
+            let run = run.min(pages - index).min(u64::from(u32::MAX));
+            extents.push((index as u32, sector, run as u32));
+            sector += run * SECTORS_PER_PAGE;
+            index += run;
+        }
+        self.sbs[sb].next_sector = sector;
+        let i = self.inode_mut(ino);
+        i.extents = extents;
+        i.size_pages = pages;
     }
 
     /// The block device of a page cache page's file.

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::gfp::Gfp;
 use super::page_writeback::DirtyThrottle;
 use super::vmstat::VmStat;
-use crate::block::{Bio, Dir, SECTORS_PER_PAGE};
+use crate::block::{Bio, Dir};
 use crate::fs::Ino;
 
 use super::mm_types::*;
@@ -275,7 +275,10 @@ impl Mm {
         let mapping = self.inode(ino).mapping;
         let size = self.inode(ino).size_pages;
         let dev = self.sbs[self.inode(ino).sb].dev;
-        let gfp = self.mapping_gfp_mask().with(Gfp::COLD).with(Gfp::NORETRY).with(Gfp::NOWARN);
+        let gfp = match self.policy.readahead_gfp {
+            super::policy::ReadaheadGfp::Cold => self.mapping_gfp_mask().with(Gfp::COLD),
+            super::policy::ReadaheadGfp::ColdNoretry => self.mapping_gfp_mask().with(Gfp::COLD).with(Gfp::NORETRY).with(Gfp::NOWARN),
+        };
         let mut bio: Option<Bio> = None;
         for i in 0..nr {
             let index = start + i;
@@ -298,13 +301,11 @@ impl Mm {
                 }
                 Some(sector) => {
                     self.pages[pfn as usize].flags |= PG_LOCKED;
-                    match bio.as_mut() {
-                        Some(b) if b.sector + b.pages.len() as u64 * SECTORS_PER_PAGE == sector => b.pages.push(pfn),
-                        _ => {
-                            if let Some(b) = bio.take() {
-                                self.submit_bio(dev, b);
-                            }
-                            bio = Some(Bio { dir: Dir::Read, sector, pages: vec![pfn] });
+                    // do_mpage_readpage: a new bio when the block does not follow on or
+                    // bio_add_page refuses the page.
+                    if !bio.as_mut().is_some_and(|b| b.add_page(&self.bdevs[dev].model, sector, pfn)) {
+                        if let Some(b) = bio.replace(Bio::new(Dir::Read, sector, pfn)) {
+                            self.submit_bio(dev, b);
                         }
                     }
                 }

@@ -10,7 +10,7 @@ use super::page_alloc::Mm;
 use super::policy::*;
 use super::vmstat::{Era, VmEvents};
 use super::{Pfn, MAX_PAGE_ORDER, PAGEBLOCK_NR_PAGES, PAGE_SIZE, SWAP_CLUSTER_MAX};
-use crate::config::machine::{MachineLayout, LOW_RESERVED, STRUCT_PAGE_SIZE};
+use crate::config::machine::{MachineLayout, STRUCT_PAGE_SIZE};
 use crate::config::profile::Profile;
 use crate::config::scenario::RunConfig;
 use crate::util::int_sqrt;
@@ -36,6 +36,9 @@ impl Mm {
             mm.sysctl.zone_reclaim_mode = Some(0);
         }
         mm.mount_root(&cfg.machine.disk, cfg.machine.swap.0, cfg.machine.fs);
+        for i in 1..cfg.machine.disks as usize {
+            mm.mount_disk(i, &cfg.machine.disk, cfg.machine.fs);
+        }
         mm.cost_ns = 0;
         mm.events = VmEvents::default();
         mm
@@ -46,10 +49,6 @@ impl Mm {
     fn mount_root(&mut self, disk: &crate::block::DeviceModel, swap: u64, fs_type: crate::fs::FsType) {
         use super::slab::KmemCache;
         let nodes = self.nodes.len();
-        self.bdevs.push(crate::block::BlockDevice::new("sda", disk.clone()));
-        self.bdi_stat.push(Default::default());
-        self.bdi_work.push(Default::default());
-        self.flusher_busy.push(false);
         self.slab_caches.push(KmemCache::new("inode_cache", crate::fs::INODES_PER_SLAB, true, nodes));
         self.slab_caches.push(KmemCache::new("dentry", crate::fs::DENTRIES_PER_SLAB, true, nodes));
         // Partitions start at 1 MiB (sector 2048) and are MiB-aligned.
@@ -58,9 +57,24 @@ impl Mm {
             self.swap = Some(super::swapfile::SwapInfo::new(0, 2048, swap));
             fs_start = 2048 + swap.div_ceil(1 << 20) * 2048;
         }
+        self.add_disk(0, disk, fs_type, fs_start);
+    }
+
+    /// Disk `dev` (sdb, sdc, …) with one file system of its own, sharing the inode and dentry
+    /// caches of the first.
+    fn mount_disk(&mut self, dev: usize, disk: &crate::block::DeviceModel, fs_type: crate::fs::FsType) {
+        self.add_disk(dev, disk, fs_type, 2048);
+    }
+
+    /// Adds block device `dev` and a superblock of `fs_type` starting at `fs_start`.
+    fn add_disk(&mut self, dev: usize, disk: &crate::block::DeviceModel, fs_type: crate::fs::FsType, fs_start: u64) {
+        self.bdevs.push(crate::block::BlockDevice::new(&disk_name(dev), disk.clone()));
+        self.bdi_stat.push(Default::default());
+        self.bdi_work.push(Default::default());
+        self.flusher_busy.push(false);
         self.sbs.push(crate::fs::SuperBlock {
             fs_type,
-            dev: 0,
+            dev,
             start_sector: fs_start,
             next_sector: fs_start,
             b_dirty: Default::default(),
@@ -172,6 +186,8 @@ impl Mm {
             wakeups: Vec::new(),
             io_timers: Vec::new(),
             bdevs: Vec::new(),
+            dios: Vec::new(),
+            host_free_at: 0,
             bdi_stat: Vec::new(),
             bdi_work: Vec::new(),
             flusher_busy: Vec::new(),
@@ -215,11 +231,12 @@ impl Mm {
             }
         };
         let n0 = &layout.nodes[0];
-        reserve_range(n0.start_pfn, (n0.start_pfn + LOW_RESERVED / PAGE_SIZE).min(n0.end_pfn));
-        // The boot reservation from the first present frame at or above 16 MiB on node 0.
+        reserve_range(n0.start_pfn, (n0.start_pfn + layout.arch.low_reserved() / PAGE_SIZE).min(n0.end_pfn));
+        // The boot reservation from the first present frame at or above 16 MiB on node 0
+        // (x86_64; from the first frame where there is no ZONE_DMA below 16M).
         let mut need = layout.boot_reserved_pages;
         for &(s, e) in &n0.present {
-            let s = s.max(crate::config::machine::DMA_END / PAGE_SIZE);
+            let s = s.max(layout.arch.boot_reserve_from() / PAGE_SIZE);
             if s >= e || need == 0 {
                 continue;
             }
@@ -628,4 +645,17 @@ fn find_next_best_node(local: usize, used: &mut [bool], distance: &[Vec<u32>], n
         used[b] = true;
     }
     best
+}
+
+/// The name of disk `i`: sda … sdz, sdaa, sdab, … (sd_format_disk_name).
+pub fn disk_name(i: usize) -> String {
+    let mut n = i + 1;
+    let mut s = Vec::new();
+    while n > 0 {
+        n -= 1;
+        s.push(b'a' + (n % 26) as u8);
+        n /= 26;
+    }
+    s.reverse();
+    format!("sd{}", String::from_utf8(s).expect("ascii"))
 }

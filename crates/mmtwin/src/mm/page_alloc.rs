@@ -61,6 +61,10 @@ pub struct Mm {
     pub io_timers: Vec<(u64, usize)>,
     /// Block devices.
     pub bdevs: Vec<crate::block::BlockDevice>,
+    /// When the disks' shared host path is next free (DeviceModel::host_bandwidth), ns.
+    pub host_free_at: u64,
+    /// Direct I/O contexts (id - 1).
+    pub dios: Vec<crate::fs::direct_io::Dio>,
     /// Per-device writeback state.
     pub bdi_stat: Vec<crate::fs::fs_writeback::BdiStat>,
     /// Per-device queued writeback works.
@@ -1559,12 +1563,20 @@ impl Mm {
                 if self.policy.zonelist_cache == ZonelistCache::Zlcreconsider {
                     self.zlc_clear_zones_full(ac.nid);
                 }
+                // 2.6.32 drains before its one try, and only for order > 0; 2.6.36+ tries,
+                // then drains and tries again, for any order.
+                let any_order = self.policy.reclaim_drain == super::policy::ReclaimDrain::AnyOrder;
+                if !any_order && order > 0 {
+                    self.drain_all_pages();
+                }
                 if let Some(p) = self.get_page_from_freelist(gfp, order, alloc_flags, ac, cpu) {
                     return Some(p);
                 }
-                self.drain_all_pages();
-                if let Some(p) = self.get_page_from_freelist(gfp, order, alloc_flags, ac, cpu) {
-                    return Some(p);
+                if any_order {
+                    self.drain_all_pages();
+                    if let Some(p) = self.get_page_from_freelist(gfp, order, alloc_flags, ac, cpu) {
+                        return Some(p);
+                    }
                 }
             } else if gfp.has(Gfp::FS) && !gfp.has(Gfp::NORETRY) {
                 // __alloc_pages_may_oom: one last try at the high watermark, then the OOM

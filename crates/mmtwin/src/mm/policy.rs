@@ -126,6 +126,45 @@ pub enum DirtyPlacement {
     PerNode,
 }
 
+/// How reclaim and the allocator's retry loop wait for the disks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReclaimWait {
+    /// 2.6.32: congestion_wait(BLK_RW_ASYNC, …) everywhere — before the allocator retries
+    /// (HZ/50), in direct reclaim at priority < DEF_PRIORITY - 2 (HZ/10) and in kswapd (HZ/10,
+    /// even when a zone is under its min watermark). It sleeps until a write queue drops below
+    /// its congestion-off mark or the timeout passes, so with no writes it sleeps the timeout.
+    CongestionWait,
+    /// 2.6.37+ (Mel Gorman's wait_iff_congested, 0e093d99763e): direct reclaim and the retry
+    /// loop sleep only if a write queue is congested and the zone met congestion; kswapd skips
+    /// its nap while a zone is under its min watermark (kswapd_skip_congestion_wait).
+    WaitIffCongested,
+}
+
+/// Whether direct reclaim drains the per-cpu lists when the allocation after it fails.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReclaimDrain {
+    /// 2.6.32 __alloc_pages_direct_reclaim: drain_all_pages() only for order > 0, before the
+    /// retry; order-0 pages freed to other CPUs' lists (and the caller's own, below `high`)
+    /// stay there, outside NR_FREE_PAGES.
+    HighOrderOnly,
+    /// 2.6.36+ (9ee493ce0a60): for any order, retry once after drain_all_pages().
+    AnyOrder,
+}
+
+/// The gfp flags of readahead page allocations (page_cache_alloc_readahead).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadaheadGfp {
+    /// 2.6.32: page_cache_alloc_cold (mapping gfp | __GFP_COLD): readahead may reclaim and
+    /// retry like any allocation.
+    Cold,
+    /// 2.6.35+: __GFP_COLD | __GFP_NORETRY | __GFP_NOWARN — readahead gives up rather than
+    /// retrying (the cold hint is ignored from 4.15).
+    ColdNoretry,
+}
+
 /// The reserve that protects high-order atomic allocations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -173,6 +212,9 @@ pub struct MmPolicy {
     pub page_count_basis: PageCountBasis,
     pub reclaim_writeback: ReclaimWriteback,
     pub dirty_placement: DirtyPlacement,
+    pub reclaim_wait: ReclaimWait,
+    pub reclaim_drain: ReclaimDrain,
+    pub readahead_gfp: ReadaheadGfp,
     /// buddy_merge_likely (both eras): free a block to the list tail when its parent's buddy is
     /// free, so it stays free long enough to merge.
     pub merge_tail_heuristic: bool,
@@ -193,7 +235,23 @@ impl MmPolicy {
         page_count_basis: PageCountBasis::Present,
         reclaim_writeback: ReclaimWriteback::Vanilla,
         dirty_placement: DirtyPlacement::Global,
+        reclaim_wait: ReclaimWait::WaitIffCongested,
+        reclaim_drain: ReclaimDrain::AnyOrder,
+        readahead_gfp: ReadaheadGfp::ColdNoretry,
         merge_tail_heuristic: true,
+    };
+
+    /// Linux 2.6.32 (December 2009, the pcp-cold-pfn-order seed's kernel): the 3.0 mechanisms
+    /// without what arrived in 2.6.33–3.0 that this model distinguishes — congestion_wait
+    /// instead of wait_iff_congested, no pcp drain after order-0 direct reclaim, readahead
+    /// without __GFP_NORETRY, no buddy tail-merge heuristic (6dda9d55bf54, 2.6.35). It
+    /// includes e084b2d95e48 (2.6.31), so cold refills keep PFN order.
+    pub const LINUX_2_6_32: MmPolicy = MmPolicy {
+        reclaim_wait: ReclaimWait::CongestionWait,
+        reclaim_drain: ReclaimDrain::HighOrderOnly,
+        readahead_gfp: ReadaheadGfp::Cold,
+        merge_tail_heuristic: false,
+        ..MmPolicy::LINUX_3_0
     };
 
     /// Linux 6.x (read from 6.12).
@@ -210,6 +268,9 @@ impl MmPolicy {
         page_count_basis: PageCountBasis::Managed,
         reclaim_writeback: ReclaimWriteback::PgdatDirty,
         dirty_placement: DirtyPlacement::PerNode,
+        reclaim_wait: ReclaimWait::WaitIffCongested,
+        reclaim_drain: ReclaimDrain::AnyOrder,
+        readahead_gfp: ReadaheadGfp::ColdNoretry,
         merge_tail_heuristic: true,
     };
 }

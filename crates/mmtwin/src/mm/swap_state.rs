@@ -145,14 +145,13 @@ impl Mm {
     fn swap_readpages(&mut self, reads: &[(u32, Pfn)]) {
         let si = self.swap.as_ref().expect("swap area");
         let dev = si.bdev;
+        let q = &self.bdevs[dev].model;
         let mut bios: Vec<Bio> = Vec::new();
-        let mut last = None;
         for &(slot, pfn) in reads {
-            match bios.last_mut() {
-                Some(b) if last == Some(slot.wrapping_sub(1)) => b.pages.push(pfn),
-                _ => bios.push(Bio { dir: Dir::Read, sector: si.slot_sector(slot), pages: vec![pfn] }),
+            let sector = si.slot_sector(slot);
+            if !bios.last_mut().is_some_and(|b| b.add_page(q, sector, pfn)) {
+                bios.push(Bio::new(Dir::Read, sector, pfn));
             }
-            last = Some(slot);
         }
         for b in bios {
             self.submit_bio(dev, b);
@@ -175,7 +174,7 @@ impl Mm {
         self.mod_page_state(pfn, ZoneStat::NrWriteback, 1);
         self.events.count(VmStat::Pswpout, 1);
         self.cost_ns += self.costs.writeback_page_ns;
-        self.submit_bio(dev, Bio { dir: Dir::Write, sector, pages: vec![pfn] });
+        self.submit_bio(dev, Bio::new(Dir::Write, sector, pfn));
         true
     }
 

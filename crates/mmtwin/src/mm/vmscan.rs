@@ -915,6 +915,11 @@ impl Mm {
     /// wait_iff_congested(zone, BLK_RW_ASYNC, timeout): sleeps like congestion_wait, but only
     /// if some device's write queue is congested and reclaim of the zone met congestion.
     pub fn wait_iff_congested(&mut self, zid: usize, timeout_ns: u64) {
+        if self.policy.reclaim_wait == super::policy::ReclaimWait::CongestionWait {
+            // 2.6.32's callers call congestion_wait itself.
+            self.congestion_wait(timeout_ns);
+            return;
+        }
         let any = self.bdevs.iter().any(|d| d.is_congested(crate::block::Dir::Write));
         if any && self.zones[zid].congested {
             self.congestion_wait(timeout_ns);
@@ -1176,7 +1181,7 @@ impl Mm {
             return PassOutcome::Balanced;
         }
         if *total_scanned > 0 && priority < DEF_PRIORITY - 2 {
-            if under_min {
+            if under_min && self.policy.reclaim_wait == super::policy::ReclaimWait::WaitIffCongested {
                 self.events.count(VmStat::KswapdSkipCongestionWait, 1);
             } else {
                 self.congestion_wait(HZ_10_NS);

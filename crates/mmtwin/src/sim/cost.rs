@@ -72,6 +72,9 @@ pub struct CostTable {
     pub submit_bio_ns: u64,
     /// Taking or dropping a swap slot (swap_info lock, swap_map update).
     pub swap_slot_ns: u64,
+    /// Direct I/O per page: pinning the user page (get_user_pages), mapping its block,
+    /// adding it to a bio, releasing it at completion.
+    pub dio_page_ns: u64,
 }
 
 impl Default for CostTable {
@@ -107,6 +110,7 @@ impl Default for CostTable {
             writeback_page_ns: 250,
             submit_bio_ns: 800,
             swap_slot_ns: 100,
+            dio_page_ns: 300,
         }
     }
 }

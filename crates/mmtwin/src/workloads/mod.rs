@@ -8,6 +8,7 @@ pub mod anon_churn;
 pub mod daemons;
 pub mod fileio;
 pub mod fsmark;
+pub mod iozone;
 pub mod largedd;
 pub mod mapped_writer;
 pub mod simple_writeback;
@@ -56,6 +57,8 @@ pub enum WorkloadSpec {
     /// Parallel dd of a total size with 1 MiB blocks, nr_cpus × factor jobs (MMTests
     /// simple-writeback).
     SimpleWriteback(simple_writeback::SimpleWritebackSpec),
+    /// Parallel sequential readers, one file per disk, buffered or O_DIRECT (iozone -i 1 -t N).
+    Iozone(iozone::IozoneSpec),
 }
 
 /// A workload running on a simulation; reads its metrics when the run is over.
@@ -72,6 +75,7 @@ impl WorkloadSpec {
             WorkloadSpec::Largedd(_) => "largedd",
             WorkloadSpec::SimpleWriteback(_) => "simple-writeback",
             WorkloadSpec::MappedWriter(_) => "mappedwriter",
+            WorkloadSpec::Iozone(_) => "iozone",
         }
     }
 
@@ -82,6 +86,7 @@ impl WorkloadSpec {
             WorkloadSpec::Largedd(s) => s.validate(layout),
             WorkloadSpec::SimpleWriteback(s) => s.validate(layout),
             WorkloadSpec::MappedWriter(s) => s.validate(layout),
+            WorkloadSpec::Iozone(s) => s.validate(layout),
         }
     }
 
@@ -93,6 +98,7 @@ impl WorkloadSpec {
             WorkloadSpec::Largedd(s) => WorkloadSpec::Largedd(s.resolved(layout)),
             WorkloadSpec::SimpleWriteback(s) => WorkloadSpec::SimpleWriteback(s.resolved(layout)),
             WorkloadSpec::MappedWriter(s) => WorkloadSpec::MappedWriter(s.resolved(layout)),
+            WorkloadSpec::Iozone(s) => WorkloadSpec::Iozone(s.resolved(layout)),
         }
     }
 
@@ -104,6 +110,7 @@ impl WorkloadSpec {
             WorkloadSpec::Largedd(s) => Box::new(largedd::start(s, sim, layout)),
             WorkloadSpec::SimpleWriteback(s) => Box::new(simple_writeback::start(s, sim)),
             WorkloadSpec::MappedWriter(s) => Box::new(mapped_writer::start(s, sim, layout)),
+            WorkloadSpec::Iozone(s) => Box::new(iozone::start(s, sim)),
         }
     }
 
@@ -118,6 +125,8 @@ impl WorkloadSpec {
             WorkloadSpec::Largedd(s) => at_disk_speed(mem * s.target_ratio),
             WorkloadSpec::MappedWriter(s) => at_disk_speed(mem * s.total_ratio),
             WorkloadSpec::SimpleWriteback(s) => at_disk_speed(s.size.map_or(4.0 * mem, |b| b.0 as f64) * s.factors.len() as f64),
+            // Readers run in parallel on their own disks: a round takes one file's read time.
+            WorkloadSpec::Iozone(s) => at_disk_speed(s.file_size.0 as f64 * s.readers.len() as f64),
         }
     }
 }

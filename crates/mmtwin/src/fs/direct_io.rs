@@ -1,0 +1,74 @@
+//! Direct I/O (fs/direct-io.c, 2.6.32–3.x do_blockdev_direct_IO for reads): the file's blocks
+//! are read straight into the caller's pinned user pages, bypassing the page cache. Bios are
+//! built with bio_add_page like buffered I/O, so the user buffer's physical layout decides the
+//! segments; the caller sleeps until every bio of the call has completed.
+
+use super::Ino;
+use crate::block::{Bio, Dir};
+use crate::mm::page_alloc::Mm;
+use crate::mm::Pfn;
+
+/// One direct I/O in flight (struct dio): pages not yet completed and who waits for them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Dio {
+    pub remaining: u32,
+    pub wait: usize,
+}
+
+impl Mm {
+    /// A direct I/O context for a task that sleeps on wait queue `wait`; returns its id (never 0).
+    pub fn new_dio(&mut self, wait: usize) -> u32 {
+        self.dios.push(Dio { remaining: 0, wait });
+        self.dios.len() as u32
+    }
+
+    /// Pages of direct I/O `id` still in flight.
+    pub fn dio_remaining(&self, id: u32) -> u32 {
+        self.dios[id as usize - 1].remaining
+    }
+
+    /// Reads pages `index..index + buf.len()` of file `ino` into the user pages `buf`
+    /// (do_blockdev_direct_IO, READ): get_user_pages pins the buffer, each block is mapped
+    /// (holes read as zeros without I/O) and added to the current bio, bios are submitted.
+    /// Returns the pages under I/O; the caller waits until `dio_remaining` is 0.
+    pub fn direct_io_read(&mut self, id: u32, ino: Ino, index: u32, buf: &[Pfn]) -> u32 {
+        let dev = self.sbs[self.inode(ino).sb].dev;
+        let size = self.inode(ino).size_pages;
+        let mut bio: Option<Bio> = None;
+        let mut n = 0;
+        for (i, &pfn) in buf.iter().enumerate() {
+            let idx = index + i as u32;
+            if u64::from(idx) >= size {
+                break;
+            }
+            self.cost_ns += self.costs.dio_page_ns;
+            let Some(sector) = self.bmap(ino, idx) else {
+                self.cost_ns += self.costs.clear_page_ns;
+                continue;
+            };
+            n += 1;
+            if !bio.as_mut().is_some_and(|b| b.add_page(&self.bdevs[dev].model, sector, pfn)) {
+                let mut b = Bio::new(Dir::Read, sector, pfn);
+                b.dio = id;
+                if let Some(b) = bio.replace(b) {
+                    self.submit_bio(dev, b);
+                }
+            }
+        }
+        self.dios[id as usize - 1].remaining += n;
+        if let Some(b) = bio.take() {
+            self.submit_bio(dev, b);
+        }
+        n
+    }
+
+    /// dio_bio_end_io for `pages` pages of direct I/O `id`: wakes the caller when all are done.
+    pub fn dio_complete(&mut self, id: u32, pages: u32) {
+        let d = &mut self.dios[id as usize - 1];
+        d.remaining -= pages;
+        if d.remaining == 0 {
+            let wq = d.wait;
+            self.wake_up(wq);
+        }
+    }
+}

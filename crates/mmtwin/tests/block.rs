@@ -1,0 +1,201 @@
+//! Mechanism tests of the block layer (segments, merging limits, schedulers, the shared host
+//! path), direct I/O, the s390x zone layout, ext2's file layout and the order in which cold
+//! per-cpu pages come back after reclaim: one kernel behaviour each.
+
+use mmtwin::block::{Bio, BlockDevice, DeviceModel, DevicePreset, Dir, Scheduler, SECTORS_PER_PAGE};
+use mmtwin::config::scenario::Scenario;
+use mmtwin::mm::gfp::Gfp;
+use mmtwin::mm::mmzone::ZoneType;
+use mmtwin::mm::{Mm, Pfn};
+
+fn boot_with(machine: &str, profile: &str, policy: &str) -> Mm {
+    let text = format!(
+        "[scenario]\nname = \"t\"\nseed = 7\n[machine]\n{machine}\n\
+         [[kernel]]\nname = \"k\"\nprofile = \"{profile}\"\npolicy = {{ {policy} }}\n[workload]\ntype = \"anon-churn\"\n"
+    );
+    Mm::boot(&Scenario::parse(&text).unwrap_or_else(|e| panic!("{e}")).resolve().remove(0))
+}
+
+/// Completes every request the devices have in flight or queued, in time order.
+fn run_io(mm: &mut Mm) {
+    while let Some(i) = (0..mm.io_timers.len()).min_by_key(|&i| mm.io_timers[i]) {
+        let (t, dev) = mm.io_timers.swap_remove(i);
+        mm.now_ns = t;
+        mm.blk_complete(dev);
+    }
+}
+
+fn bio_of(q: &DeviceModel, sector: u64, pages: &[Pfn]) -> (Bio, usize) {
+    let mut b = Bio::new(Dir::Read, sector, pages[0]);
+    let mut taken = 1;
+    for (i, &p) in pages.iter().enumerate().skip(1) {
+        if !b.add_page(q, sector + i as u64 * SECTORS_PER_PAGE, p) {
+            break;
+        }
+        taken += 1;
+    }
+    (b, taken)
+}
+
+#[test]
+fn two_physically_adjacent_pages_form_one_segment_and_reversed_pages_two() {
+    let q = DeviceModel::default();
+    assert_eq!(bio_of(&q, 0, &[100, 101]).0.segments, 1);
+    assert_eq!(bio_of(&q, 0, &[101, 100]).0.segments, 2, "only forward adjacency merges (BIOVEC_PHYS_MERGEABLE)");
+    // A segment stops at max_segment_size (64 KiB = 16 pages).
+    let run: Vec<Pfn> = (1000..1020).collect();
+    assert_eq!(bio_of(&q, 0, &run).0.segments, 2);
+    assert_eq!(q.phys_segments(&run), 2);
+    // Without clustering every page is a segment.
+    let noclust = DeviceModel { clustering: false, ..DeviceModel::default() };
+    assert_eq!(noclust.phys_segments(&[100, 101, 102]), 3);
+}
+
+#[test]
+fn bio_add_page_refuses_a_page_past_max_segments_and_a_back_merge_past_it_is_refused() {
+    let q = DeviceModel { max_segments: 4, ..DeviceModel::default() };
+    let descending: Vec<Pfn> = (0..8).rev().map(|i| 500 + i).collect();
+    let (b, taken) = bio_of(&q, 0, &descending);
+    assert_eq!((taken, b.segments), (4, 4), "bio_add_page stops at 4 segments");
+    let mut d = BlockDevice::new("sda", q.clone());
+    d.submit_bio(b);
+    let (b2, _) = bio_of(&q, 4 * SECTORS_PER_PAGE, &descending[4..]);
+    d.submit_bio(b2);
+    assert_eq!(d.nr_queued(Dir::Read), 2, "4 + 4 segments exceed max_segments: no merge");
+    assert_eq!(d.stats.merge_refused_segments, 1);
+    // Ascending pages: 8 pages in one segment, and the next bio merges.
+    let mut d = BlockDevice::new("sda", q.clone());
+    let (a1, _) = bio_of(&q, 0, &(600..604).collect::<Vec<_>>());
+    let (a2, _) = bio_of(&q, 4 * SECTORS_PER_PAGE, &(604..608).collect::<Vec<_>>());
+    d.submit_bio(a1);
+    d.submit_bio(a2);
+    assert_eq!(d.nr_queued(Dir::Read), 1);
+    d.dispatch(0, &mut 0);
+    assert_eq!(d.stats.segments[0], 1, "blk_rq_map_sg joins the pages across the bio boundary");
+    assert_eq!(d.stats.rq_size_hist[0][3], 1, "one 32 KiB request");
+}
+
+#[test]
+fn noop_dispatches_in_arrival_order_and_deadline_prefers_reads() {
+    for (sched, want) in [(Scheduler::Noop, vec![Dir::Write, Dir::Read, Dir::Write]), (Scheduler::Deadline, vec![Dir::Read, Dir::Write, Dir::Write])] {
+        let mut d = BlockDevice::new("sda", DeviceModel { scheduler: sched, ..DeviceModel::default() });
+        d.submit_bio(Bio::new(Dir::Write, 0, 1));
+        d.submit_bio(Bio::new(Dir::Read, 1000, 2));
+        d.submit_bio(Bio::new(Dir::Write, 5000, 3));
+        let mut order = Vec::new();
+        while d.dispatch(0, &mut 0).is_some() {
+            order.push(d.complete().dir);
+        }
+        assert_eq!(order, want, "{sched:?}");
+    }
+}
+
+#[test]
+fn disks_sharing_a_host_path_take_turns_on_it() {
+    let m = DeviceModel { host_bandwidth: 100_000_000, request_overhead_ns: 0, ..DeviceModel::default() };
+    let mut a = BlockDevice::new("sda", m.clone());
+    let mut b = BlockDevice::new("sdb", m);
+    let pages: Vec<Pfn> = (0..32).collect();
+    let (ba, _) = bio_of(&a.model, 0, &pages);
+    let (bb, _) = bio_of(&b.model, 0, &pages);
+    a.submit_bio(ba);
+    b.submit_bio(bb);
+    let mut host = 0;
+    let ta = a.dispatch(0, &mut host).unwrap();
+    let tb = b.dispatch(0, &mut host).unwrap();
+    // 128 KiB at 100 MB/s: 1.31 ms each, one after the other on the shared path.
+    assert_eq!(ta, 1_310_720);
+    assert_eq!(tb, 2 * ta);
+}
+
+#[test]
+fn presets_are_chosen_by_name_and_parameters_override_them() {
+    let fcp = DevicePreset::S390Fcp.model();
+    assert_eq!((fcp.max_segments, fcp.max_segment_size, fcp.max_sectors_kb, fcp.segment_ns), (128, 65536, 512, 0));
+    let m = boot_with("nodes = [{ id = 0, cpus = 1, memory = \"256M\" }]\ndisk = { model = \"ssd\", max_segments = 32 }", "linux-3.0", "");
+    assert_eq!(m.bdevs[0].model.max_segments, 32);
+    assert_eq!(m.bdevs[0].model.seek_ns, DevicePreset::Ssd.model().seek_ns);
+    let bad = "[scenario]\nname = \"t\"\n[machine]\nnodes = [{ id = 0, cpus = 1, memory = \"256M\" }]\ndisk = { model = \"floppy\" }\n[[kernel]]\nname = \"k\"\nprofile = \"linux-3.0\"\n[workload]\ntype = \"anon-churn\"\n";
+    let e = Scenario::parse(bad).unwrap_err().to_string();
+    assert!(e.contains("sata-2011") && e.contains("s390-fcp"), "{e}");
+}
+
+#[test]
+fn s390x_puts_all_memory_below_2g_in_zone_dma_and_each_disk_gets_a_file_system() {
+    let mm = boot_with("arch = \"s390x\"\nnodes = [{ id = 0, cpus = 8, memory = \"256M\" }]\ndisks = 3", "linux-2.6.32", "");
+    let dma = &mm.zones[ZoneType::Dma as usize];
+    assert_eq!(dma.present_pages, 65536);
+    assert_eq!(mm.zones[ZoneType::Dma32 as usize].present_pages + mm.zones[ZoneType::Normal as usize].present_pages, 0);
+    // 256M: batch 15, high 90 per CPU (zone_batchsize).
+    assert_eq!((dma.pcp[0].batch, dma.pcp[0].high), (15, 90));
+    let names: Vec<&str> = mm.bdevs.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["sda", "sdb", "sdc"]);
+    assert_eq!(mm.sbs.iter().map(|s| s.dev).collect::<Vec<_>>(), [0, 1, 2]);
+}
+
+#[test]
+fn ext2_interleaves_indirect_blocks_with_the_data_and_ext4_does_not() {
+    let mut mm = boot_with("nodes = [{ id = 0, cpus = 1, memory = \"256M\" }]\nfs = \"ext2\"", "linux-3.0", "");
+    let ino = mm.create_file(0, 0).unwrap();
+    mm.lay_out_file(ino, 3000);
+    let lens: Vec<u32> = mm.inode(ino).extents.iter().map(|e| e.2).collect();
+    assert_eq!(lens, [12, 1024, 1024, 940]);
+    let ext = &mm.inode(ino).extents;
+    assert_eq!(ext[1].1, ext[0].1 + 13 * SECTORS_PER_PAGE, "one indirect block after the 12 direct ones");
+    assert_eq!(ext[2].1, ext[1].1 + 1026 * SECTORS_PER_PAGE, "double-indirect plus indirect block");
+    let mut mm = boot_with("nodes = [{ id = 0, cpus = 1, memory = \"256M\" }]\nfs = \"ext4\"", "linux-3.0", "");
+    let ino = mm.create_file(0, 0).unwrap();
+    mm.lay_out_file(ino, 3000);
+    assert_eq!(mm.inode(ino).extents.len(), 1);
+}
+
+#[test]
+fn direct_io_reads_into_the_user_pages_without_the_page_cache() {
+    let mut mm = boot_with("nodes = [{ id = 0, cpus = 1, memory = \"256M\" }]", "linux-3.0", "");
+    let ino = mm.create_file(0, 0).unwrap();
+    mm.lay_out_file(ino, 64);
+    let buf: Vec<Pfn> = (0..16).map(|_| mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap()).collect();
+    let id = mm.new_dio(usize::MAX);
+    assert_eq!(mm.direct_io_read(id, ino, 0, &buf), 16);
+    assert_eq!(mm.dio_remaining(id), 16);
+    run_io(&mut mm);
+    assert_eq!(mm.dio_remaining(id), 0);
+    assert_eq!(mm.mapping(mm.inode(ino).mapping).nrpages(), 0, "no page cache");
+    assert_eq!(mm.bdevs[0].stats.requests[0], 1);
+    assert_eq!(mm.bdevs[0].stats.sectors[0], 16 * SECTORS_PER_PAGE);
+}
+
+/// Cold allocations of one refill, freed cold in the order they were allocated (as reclaim
+/// frees pages in LRU order, oldest file page first), then allocated cold again.
+fn cold_realloc(cold_refill: &str) -> (Vec<i64>, Vec<i64>) {
+    let mut mm = boot_with("arch = \"s390x\"\nnodes = [{ id = 0, cpus = 1, memory = \"256M\" }]", "linux-2.6.32", &format!("cold_refill = \"{cold_refill}\""));
+    let gfp = Gfp::GFP_HIGHUSER_MOVABLE.with(Gfp::COLD);
+    let first: Vec<Pfn> = (0..15).map(|_| mm.alloc_pages(gfp, 0, 0).unwrap()).collect();
+    for &p in &first {
+        mm.free_pages_hint(p, 0, 0, true);
+    }
+    let again: Vec<Pfn> = (0..15).map(|_| mm.alloc_pages(gfp, 0, 0).unwrap()).collect();
+    let steps = |v: &[Pfn]| v.windows(2).map(|w| i64::from(w[1]) - i64::from(w[0])).collect::<Vec<i64>>();
+    (steps(&first), steps(&again))
+}
+
+#[test]
+fn cold_pages_freed_by_reclaim_come_back_in_the_opposite_order() {
+    // With e084b2d95e48 a refill is handed out ascending; freed cold to the tail in that order,
+    // the same pages come back descending (LIFO at the tail) — and the other way round before it.
+    let (first, again) = cold_realloc("pfn-order");
+    assert!(first.iter().all(|&d| d == 1), "{first:?}");
+    assert!(again.iter().all(|&d| d == -1), "{again:?}");
+    let (first, again) = cold_realloc("reverse-pfn");
+    assert!(first.iter().all(|&d| d == -1), "{first:?}");
+    assert!(again.iter().all(|&d| d == 1), "{again:?}");
+}
+
+#[test]
+fn linux_2_6_32_readahead_may_retry_and_3_0_readahead_may_not() {
+    use mmtwin::mm::policy::ReadaheadGfp;
+    let old = boot_with("nodes = [{ id = 0, cpus = 1, memory = \"256M\" }]", "linux-2.6.32", "");
+    let new = boot_with("nodes = [{ id = 0, cpus = 1, memory = \"256M\" }]", "linux-3.0", "");
+    assert_eq!(old.policy.readahead_gfp, ReadaheadGfp::Cold);
+    assert_eq!(new.policy.readahead_gfp, ReadaheadGfp::ColdNoretry);
+}

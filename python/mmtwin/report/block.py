@@ -1,0 +1,106 @@
+"""The "Block I/O (mmtwin)" section: mmtwin's own block-device statistics (no MMTests monitor).
+
+Input is a kernel's "block" entries of summary.json (the machine's totals over all devices per
+iteration, index 0 read, 1 write; see `mmtwin._core.run_iteration`), averaged over iterations by
+`mean`. Ratios divide the means (so they are ratios of the totals over all iterations); the
+histogram rows are percentages of the read requests.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from mmtwin.report.vmstat import VmstatRow
+
+Block = Dict[str, np.ndarray]
+
+#: Shape of each counter of a "block" entry ("devices" is informational and not read).
+SHAPES = {
+    "requests": (2,),
+    "sectors": (2,),
+    "merges": (2,),
+    "segments": (2,),
+    "seeks": (),
+    "busy_ns": (),
+    "merge_refused_segments": (),
+    "rq_size_hist": (2, 9),
+    "rq_seg_hist": (2, 8),
+}
+SIZE_LABELS = ("<=4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", ">512K")
+SEG_LABELS = ("1", "2-3", "4-7", "8-15", "16-31", "32-63", "64-127", ">=128")
+TITLE = "Block I/O (mmtwin)"
+#: Label column width of all the section's tables (its longest label), so their columns line up.
+LABEL_WIDTH = len("Merges refused (segments)")
+
+
+def parse(b: Any) -> Block:
+    """One iteration's "block" entry as arrays; ValueError says what is wrong with it."""
+    if not isinstance(b, dict):
+        raise ValueError("must be an object")
+    out = {}
+    for k, shape in SHAPES.items():
+        try:
+            a = np.asarray(b.get(k), dtype=float)
+        except (TypeError, ValueError):
+            a = np.empty(0)
+        if a.shape != shape or not np.isfinite(a).all():
+            raise ValueError(f"'{k}' must be {'a number' if not shape else 'a ' + 'x'.join(map(str, shape)) + ' list of numbers'}")
+        out[k] = a
+    return out
+
+
+def mean(blocks: Sequence[Block]) -> Block:
+    return {k: np.mean([b[k] for b in blocks], axis=0) for k in SHAPES}
+
+
+def has_io(b: Optional[Block]) -> bool:
+    return b is not None and float(b["requests"].sum()) > 0
+
+
+def tables(blocks: Sequence[Block], fmt: str = "current") -> List[Tuple[str, List[List[VmstatRow]]]]:
+    """The section's tables, (title, rows of each kernel); none unless every kernel did I/O.
+    Write rows are left out when no kernel wrote, the read histograms when no kernel read. `fmt`
+    "2011" prints whole counts as integers."""
+    if not blocks or not all(has_io(b) for b in blocks):
+        return []
+    writes = any(b["requests"][1] > 0 for b in blocks)
+    reads = any(b["requests"][0] > 0 for b in blocks)
+
+    def kernel(b: Block) -> List[List[VmstatRow]]:
+        req = b["requests"]
+
+        def per_rq(d: int, x: float) -> float:
+            return float(x) / req[d] if req[d] else 0.0
+
+        def count(label: str, x: float) -> VmstatRow:
+            x = float(x)
+            return VmstatRow(label, x, str(int(x)) if fmt == "2011" and x.is_integer() else f"{x:.2f}")
+
+        def ratio(label: str, x: float) -> VmstatRow:
+            return VmstatRow(label, x, f"{x:.2f}")
+
+        def hist(h: np.ndarray, labels: Sequence[str]) -> List[VmstatRow]:
+            pcts = [per_rq(0, n * 100) for n in h]
+            return [VmstatRow(lbl, p, f"{p:.2f}%") for lbl, p in zip(labels, pcts)]
+
+        rows = [
+            count("Read requests", req[0]),
+            ratio("Read KiB/request", per_rq(0, b["sectors"][0] / 2)),
+            ratio("Read segments/request", per_rq(0, b["segments"][0])),
+            count("Read merges", b["merges"][0]),
+            count("Merges refused (segments)", b["merge_refused_segments"]),
+        ]
+        if writes:
+            rows += [
+                count("Write requests", req[1]),
+                ratio("Write KiB/request", per_rq(1, b["sectors"][1] / 2)),
+                ratio("Write segments/request", per_rq(1, b["segments"][1])),
+            ]
+        rows += [count("Seeks", b["seeks"]), ratio("Device busy (s)", float(b["busy_ns"]) / 1e9)]
+        return [rows, hist(b["rq_size_hist"][0], SIZE_LABELS), hist(b["rq_seg_hist"][0], SEG_LABELS)]
+
+    per_kernel = [kernel(b) for b in blocks]
+    titles = (TITLE, "Read request size", "Read segments per request") if reads else (TITLE,)
+    return [(t, [k[i] for k in per_kernel]) for i, t in enumerate(titles)]
