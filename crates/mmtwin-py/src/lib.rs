@@ -140,6 +140,10 @@ fn run_iteration<'py>(py: Python<'py>, resolved_toml: &str, iteration: u32, prog
     b.set_item("seeks", t.seeks)?;
     b.set_item("busy_ns", t.busy_ns)?;
     b.set_item("merge_refused_segments", t.merge_refused_segments)?;
+    b.set_item("journal_commits", t.journal_commits)?;
+    b.set_item("journal_blocks", t.journal_blocks)?;
+    b.set_item("checkpoint_blocks", t.checkpoint_blocks)?;
+    b.set_item("ordered_data_pages", t.ordered_data_pages)?;
     b.set_item("rq_size_hist", t.rq_size_hist.iter().map(|h| h.to_vec()).collect::<Vec<_>>())?;
     b.set_item("rq_seg_hist", t.rq_seg_hist.iter().map(|h| h.to_vec()).collect::<Vec<_>>())?;
     d.set_item("block", b)?;

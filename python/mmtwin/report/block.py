@@ -28,11 +28,13 @@ SHAPES = {
     "rq_size_hist": (2, 9),
     "rq_seg_hist": (2, 8),
 }
+#: Journal counters (absent from results written before journals were modelled: read as 0).
+OPTIONAL = ("journal_commits", "journal_blocks", "checkpoint_blocks", "ordered_data_pages")
 SIZE_LABELS = ("<=4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", ">512K")
 SEG_LABELS = ("1", "2-3", "4-7", "8-15", "16-31", "32-63", "64-127", ">=128")
 TITLE = "Block I/O (mmtwin)"
 #: Label column width of all the section's tables (its longest label), so their columns line up.
-LABEL_WIDTH = len("Merges refused (segments)")
+LABEL_WIDTH = len("Checkpoint blocks written")
 
 
 def parse(b: Any) -> Block:
@@ -48,11 +50,16 @@ def parse(b: Any) -> Block:
         if a.shape != shape or not np.isfinite(a).all():
             raise ValueError(f"'{k}' must be {'a number' if not shape else 'a ' + 'x'.join(map(str, shape)) + ' list of numbers'}")
         out[k] = a
+    for k in OPTIONAL:
+        v = b.get(k, 0)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
+            raise ValueError(f"'{k}' must be a number")
+        out[k] = np.asarray(v, dtype=float)
     return out
 
 
 def mean(blocks: Sequence[Block]) -> Block:
-    return {k: np.mean([b[k] for b in blocks], axis=0) for k in SHAPES}
+    return {k: np.mean([b[k] for b in blocks], axis=0) for k in (*SHAPES, *OPTIONAL)}
 
 
 def has_io(b: Optional[Block]) -> bool:
@@ -66,6 +73,7 @@ def tables(blocks: Sequence[Block], fmt: str = "current") -> List[Tuple[str, Lis
     if not blocks or not all(has_io(b) for b in blocks):
         return []
     writes = any(b["requests"][1] > 0 for b in blocks)
+    journal = any(b["journal_commits"] > 0 for b in blocks)
     reads = any(b["requests"][0] > 0 for b in blocks)
 
     def kernel(b: Block) -> List[List[VmstatRow]]:
@@ -97,6 +105,13 @@ def tables(blocks: Sequence[Block], fmt: str = "current") -> List[Tuple[str, Lis
                 count("Write requests", req[1]),
                 ratio("Write KiB/request", per_rq(1, b["sectors"][1] / 2)),
                 ratio("Write segments/request", per_rq(1, b["segments"][1])),
+            ]
+        if journal:
+            rows += [
+                count("Journal commits", b["journal_commits"]),
+                count("Journal blocks written", b["journal_blocks"]),
+                count("Checkpoint blocks written", b["checkpoint_blocks"]),
+                count("Ordered data pages", b["ordered_data_pages"]),
             ]
         rows += [count("Seeks", b["seeks"]), ratio("Device busy (s)", float(b["busy_ns"]) / 1e9)]
         return [rows, hist(b["rq_size_hist"][0], SIZE_LABELS), hist(b["rq_seg_hist"][0], SEG_LABELS)]

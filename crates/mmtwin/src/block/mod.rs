@@ -332,6 +332,13 @@ pub struct DiskStats {
     pub rq_size_hist: [[u64; RQ_SIZE_BUCKETS]; 2],
     /// Dispatched requests by scatterlist segments (log2 buckets), by direction.
     pub rq_seg_hist: [[u64; RQ_SEG_BUCKETS]; 2],
+    /// Journal commits of the file system on this device, the blocks they wrote to the log
+    /// (descriptors, metadata copies, commit blocks), the metadata blocks checkpointed home,
+    /// and data pages the commits wrote (data=ordered).
+    pub journal_commits: u64,
+    pub journal_blocks: u64,
+    pub checkpoint_blocks: u64,
+    pub ordered_data_pages: u64,
 }
 
 impl DiskStats {
@@ -352,6 +359,10 @@ impl DiskStats {
         self.seeks += o.seeks;
         self.busy_ns += o.busy_ns;
         self.merge_refused_segments += o.merge_refused_segments;
+        self.journal_commits += o.journal_commits;
+        self.journal_blocks += o.journal_blocks;
+        self.checkpoint_blocks += o.checkpoint_blocks;
+        self.ordered_data_pages += o.ordered_data_pages;
     }
 }
 

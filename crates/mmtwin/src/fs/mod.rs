@@ -14,12 +14,15 @@
 //! | xfs  | at writeback (delayed allocation) | allocates the page's whole delalloc extent and writes the page plus up to 32 following dirty pages (xfs_vm_writepage + xfs_cluster_write) | redirtied, no I/O (PF_MEMALLOC without PF_KSWAPD) |
 //!
 //! Reclaim counts nr_vmscan_write for every writepage call, redirtied or not (pageout).
-//! Journal commits and metadata I/O are not modelled.
+//! Data allocation skips each block group's metadata (bitmaps, inode tables; packed per 16
+//! groups by ext4's flex_bg) and the journal, which mke2fs puts in the middle of the file
+//! system; ext3 and ext4 journal their metadata (see `jbd`).
 
 pub mod aops;
 pub mod direct_io;
 pub mod fs_writeback;
 pub mod inode;
+pub mod jbd;
 
 use std::collections::BTreeMap;
 
@@ -90,6 +93,8 @@ pub struct Inode {
     /// Where cyclic writeback resumes (mapping->writeback_index).
     pub writeback_index: u32,
     pub ra: FileRaState,
+    /// The on-disk inode number (i_ino), which places the inode in a group's inode table.
+    pub i_ino: u64,
 }
 
 /// A file system type: what decides when blocks are allocated and how ->writepage treats
@@ -142,6 +147,13 @@ pub struct SuperBlock {
     /// Slab caches of this file system's inodes and of dentries.
     pub inode_cache: CacheId,
     pub dentry_cache: CacheId,
+    /// Size of the file system in 4 KiB blocks.
+    pub blocks: u64,
+    /// The journal area (first block, blocks; 0 blocks: none) and its index in `Mm::journals`.
+    pub journal_area: (u64, u64),
+    pub journal: Option<usize>,
+    /// The next on-disk inode number to hand out.
+    pub next_ino: u64,
 }
 
 impl SuperBlock {
@@ -149,6 +161,40 @@ impl SuperBlock {
     pub fn next_key(&mut self) -> u64 {
         self.seq += 1;
         self.seq
+    }
+
+    /// The first block at or after `block` that may hold data: past the metadata at the start
+    /// of its block group and past the journal.
+    pub fn next_data_block(&self, mut block: u64) -> u64 {
+        loop {
+            let g = block / jbd::BLOCKS_PER_GROUP;
+            let meta = self.fs_type.group_meta_blocks(g);
+            let (js, jn) = self.journal_area;
+            if block % jbd::BLOCKS_PER_GROUP < meta {
+                block = g * jbd::BLOCKS_PER_GROUP + meta;
+            } else if jn > 0 && block >= js && block < js + jn {
+                block = js + jn;
+            } else {
+                return block;
+            }
+        }
+    }
+
+    /// Data blocks from data block `block` up to the next metadata or the journal.
+    pub fn data_run(&self, block: u64) -> u64 {
+        let group_end = (block / jbd::BLOCKS_PER_GROUP + 1) * jbd::BLOCKS_PER_GROUP;
+        let (js, jn) = self.journal_area;
+        let end = if jn > 0 && js > block { group_end.min(js) } else { group_end };
+        end - block
+    }
+
+    /// The block of a sector of this file system, and back.
+    pub fn block_of(&self, sector: u64) -> u64 {
+        (sector - self.start_sector) / SECTORS_PER_PAGE
+    }
+
+    pub fn sector_of(&self, block: u64) -> u64 {
+        self.start_sector + block * SECTORS_PER_PAGE
     }
 }
 
@@ -188,6 +234,9 @@ impl Mm {
             }
         };
         let mapping = self.new_mapping(ino as u64);
+        let i_ino = self.sbs[sb].next_ino;
+        self.sbs[sb].next_ino += 1;
+        self.jbd_inode_alloc(sb, i_ino);
         self.inodes[ino as usize] = Some(Inode {
             sb,
             mapping,
@@ -203,6 +252,7 @@ impl Mm {
             dentry: Some(Dentry { slab: dslab, d_count: 1, referenced: false, lru_key: None }),
             writeback_index: 0,
             ra: FileRaState::default(),
+            i_ino,
         });
         Some(ino)
     }
@@ -262,16 +312,29 @@ impl Mm {
         (index < start + len).then(|| sector + u64::from(index - start) * SECTORS_PER_PAGE)
     }
 
-    /// Allocates the block of page `index` (delayed allocation at writeback, or at writepage
-    /// from reclaim): extends the file's last extent when it is the next page and the cursor
-    /// is right behind it, otherwise starts a new extent at the cursor.
+    /// Allocates the block of page `index` (at write() for ext2/ext3, at writeback or at
+    /// writepage from reclaim with delayed allocation): takes the next data block at the
+    /// superblock's cursor (past group metadata and the journal; ext2/ext3 first put the
+    /// indirect blocks the index needs there), extends the file's last extent when it is the
+    /// next page right behind it, otherwise starts a new extent. A journaled file system logs
+    /// the block bitmaps and the indirect blocks.
     pub fn get_block(&mut self, ino: Ino, index: u32) -> u64 {
         if let Some(s) = self.bmap(ino, index) {
             return s;
         }
         let sb = self.inode(ino).sb;
-        let cursor = self.sbs[sb].next_sector;
-        self.sbs[sb].next_sector += SECTORS_PER_PAGE;
+        let fs = self.sbs[sb].fs_type;
+        let s = &self.sbs[sb];
+        let mut block = s.next_data_block(s.block_of(s.next_sector));
+        for _ in 0..fs.indirect_blocks_before(u64::from(index)) {
+            let sector = self.sbs[sb].sector_of(block);
+            self.jbd_block_allocated(sb, sector);
+            self.jbd_dirty_metadata(sb, block);
+            block = self.sbs[sb].next_data_block(block + 1);
+        }
+        let cursor = self.sbs[sb].sector_of(block);
+        self.sbs[sb].next_sector = cursor + SECTORS_PER_PAGE;
+        self.jbd_block_allocated(sb, cursor);
         let ext = &mut self.inode_mut(ino).extents;
         if let Some(last) = ext.last_mut() {
             if last.0 + last.2 == index && last.1 + u64::from(last.2) * SECTORS_PER_PAGE == cursor {
@@ -285,35 +348,38 @@ impl Mm {
     }
 
     /// Gives file `ino` (empty) `pages` pages of data on disk, placed as its file system places
-    /// a file written in one sequential pass on an empty file system (the file a benchmark
-    /// wrote before it reads): ext2/ext3 interleave the indirect blocks with the data
-    /// (ext2_alloc_branch: 12 direct blocks, then before every 1024 data blocks one indirect
-    /// block, and before the second 1024 the double-indirect one too); ext4 and xfs extents are
-    /// contiguous. No page cache is created.
+    /// a file written in one sequential pass (the file a benchmark wrote before it reads): from
+    /// the cursor on, past group metadata and the journal, with ext2/ext3's indirect blocks in
+    /// front of the data blocks that need them (12 direct blocks, then one indirect block per
+    /// 1024 data blocks, two at the start of the double-indirect range). No page cache is
+    /// created and nothing is journaled (the file predates the measurement).
     pub fn lay_out_file(&mut self, ino: Ino, pages: u64) {
-        const NDIR: u64 = 12;
-        const PTRS: u64 = 1024;
         let sb = self.inode(ino).sb;
-        let indirect = matches!(self.sbs[sb].fs_type, FsType::Ext2 | FsType::Ext3);
-        let mut sector = self.sbs[sb].next_sector;
-        let mut extents = Vec::new();
+        let fs = self.sbs[sb].fs_type;
+        let s = &self.sbs[sb];
+        let mut block = s.block_of(s.next_sector);
+        let mut extents: Vec<(u32, u64, u32)> = Vec::new();
         let mut index = 0u64;
         while index < pages {
-            let run = if !indirect {
-                pages - index
-            } else if index < NDIR {
-                NDIR - index
-            } else {
-                // An indirect block (two at the start of the double-indirect range).
-                sector += SECTORS_PER_PAGE * if index == NDIR + PTRS { 2 } else { 1 };
-                PTRS - (index - NDIR) % PTRS
-            };
-            let run = run.min(pages - index).min(u64::from(u32::MAX));
-            extents.push((index as u32, sector, run as u32));
-            sector += run * SECTORS_PER_PAGE;
+            block = s.next_data_block(block);
+            let ind = fs.indirect_blocks_before(index);
+            if ind > 0 {
+                block = s.next_data_block(block + ind);
+            }
+            // Data up to the next indirect block, the group's end or the journal.
+            let mut run = 1;
+            while index + run < pages && run < s.data_run(block) && fs.indirect_blocks_before(index + run) == 0 {
+                run += 1;
+            }
+            let sector = s.sector_of(block);
+            match extents.last_mut() {
+                Some(l) if u64::from(l.0 + l.2) == index && l.1 + u64::from(l.2) * SECTORS_PER_PAGE == sector && u64::from(l.2) + run <= u64::from(u32::MAX) => l.2 += run as u32,
+                _ => extents.push((index as u32, sector, run as u32)),
+            }
+            block += run;
             index += run;
         }
-        self.sbs[sb].next_sector = sector;
+        self.sbs[sb].next_sector = self.sbs[sb].sector_of(block);
         let i = self.inode_mut(ino);
         i.extents = extents;
         i.size_pages = pages;
@@ -359,6 +425,12 @@ impl Mm {
     pub fn evict_inode(&mut self, ino: Ino, cpu: usize) {
         let sb = self.inode(ino).sb;
         self.truncate_inode_pages(ino, cpu);
+        if self.inode(ino).nlink == 0 {
+            // ext3_delete_inode: the blocks and the inode are freed in a transaction.
+            self.jbd_blocks_freed(ino);
+            let i_ino = self.inode(ino).i_ino;
+            self.jbd_inode_alloc(sb, i_ino);
+        }
         let i = self.inode_mut(ino);
         let (dk, lk, slab) = (i.dirty_key.take(), i.lru_key.take(), i.slab);
         if let Some(k) = dk {

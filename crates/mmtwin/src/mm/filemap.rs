@@ -163,6 +163,7 @@ impl Mm {
         let newly = self.set_page_dirty(pfn);
         let i = self.inode_mut(ino);
         i.size_pages = i.size_pages.max(u64::from(index) + 1);
+        self.jbd_write_end(ino);
         let dev = self.sbs[self.inode(ino).sb].dev;
         self.balance_dirty_pages_ratelimited(t, dev, newly, cpu);
         PageIo::Done

@@ -72,7 +72,33 @@ impl Mm {
         self.bdi_stat.push(Default::default());
         self.bdi_work.push(Default::default());
         self.flusher_busy.push(false);
+        // mke2fs puts the journal at the start of the middle block group.
+        let blocks = (disk.size.0 / 512).saturating_sub(fs_start) / crate::block::SECTORS_PER_PAGE;
+        let jblocks = if fs_type.journaled() { crate::fs::jbd::default_journal_blocks(blocks) } else { 0 };
+        let groups = blocks.div_ceil(crate::fs::jbd::BLOCKS_PER_GROUP);
+        let jfirst = groups / 2 * crate::fs::jbd::BLOCKS_PER_GROUP + fs_type.group_meta_blocks(groups / 2);
+        let journal = (jblocks > 0).then(|| {
+            self.journals.push(crate::fs::jbd::Journal {
+                sb: self.sbs.len(),
+                ordered_data: fs_type == crate::fs::FsType::Ext3,
+                first: jfirst,
+                blocks: jblocks,
+                head: 0,
+                used: 0,
+                commit_interval_ns: crate::fs::jbd::COMMIT_INTERVAL_NS,
+                running: Default::default(),
+                checkpoint: Default::default(),
+                wait: usize::MAX,
+                log_io: 0,
+                ckpt_io: 0,
+            });
+            self.journals.len() - 1
+        });
         self.sbs.push(crate::fs::SuperBlock {
+            blocks,
+            journal_area: (jfirst, jblocks),
+            journal,
+            next_ino: 12,
             fs_type,
             dev,
             start_sector: fs_start,
@@ -187,6 +213,7 @@ impl Mm {
             io_timers: Vec::new(),
             bdevs: Vec::new(),
             dios: Vec::new(),
+            journals: Vec::new(),
             host_free_at: 0,
             bdi_stat: Vec::new(),
             bdi_work: Vec::new(),

@@ -65,6 +65,8 @@ pub struct Mm {
     pub host_free_at: u64,
     /// Direct I/O contexts (id - 1).
     pub dios: Vec<crate::fs::direct_io::Dio>,
+    /// Journals of the journaled file systems (`SuperBlock::journal` indexes them).
+    pub journals: Vec<crate::fs::jbd::Journal>,
     /// Per-device writeback state.
     pub bdi_stat: Vec<crate::fs::fs_writeback::BdiStat>,
     /// Per-device queued writeback works.

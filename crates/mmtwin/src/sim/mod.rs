@@ -215,6 +215,19 @@ impl Sim {
             // Flushers are unbound; they run on the last CPU, away from node 0's workloads.
             sim.spawn_kernel_thread_at(Box::new(t), nr_cpus - 1, first);
         }
+        for j in 0..sim.mm.journals.len() {
+            let wq = sim.new_wait_queue();
+            sim.mm.journals[j].wait = wq;
+            sim.mm.journals[j].log_io = sim.mm.new_dio(wq);
+            sim.mm.journals[j].ckpt_io = sim.mm.new_dio(wq);
+            let sb = sim.mm.journals[j].sb;
+            let dev = sim.mm.sbs[sb].dev;
+            let name = match sim.mm.sbs[sb].fs_type {
+                crate::fs::FsType::Ext3 => "kjournald".to_string(),
+                _ => format!("jbd2/{}-8", sim.mm.bdevs[dev].name),
+            };
+            sim.spawn_kernel_thread_at(Box::new(crate::fs::jbd::Kjournald::new(j, name)), nr_cpus - 1, 0);
+        }
         let interval = sim.mm.sysctl.stat_interval.max(1) * 1_000_000_000;
         for cpu in 0..nr_cpus {
             sim.spawn_kernel_thread_at(Box::new(VmstatWorker::new(cpu, interval)), cpu, interval);

@@ -1,0 +1,524 @@
+//! The journals of ext3 (fs/jbd, data=ordered) and ext4 (fs/jbd2), 2.6.32–3.0 behaviour, and the
+//! on-disk places of the metadata they log.
+//!
+//! A running transaction collects the metadata blocks file operations dirty: the inode table
+//! block of an inode whose size or times change (every write marks the inode dirty), the block
+//! bitmap and group descriptor of each block allocation, the inode bitmap on create and delete,
+//! and ext3's indirect blocks. In data=ordered mode (ext3) it also collects the inodes whose data
+//! was written (journal_dirty_data on each written buffer). The journal thread (kjournald,
+//! jbd2/sdX-8) commits the running transaction when it is `commit_interval` old (5 s,
+//! JBD_DEFAULT_MAX_COMMIT_AGE) or holds a quarter of the journal (j_max_transaction_buffers):
+//!
+//! 1. ext3 data=ordered: every dirty data page of the transaction's inodes is submitted
+//!    (journal_submit_data_buffers) and the thread waits for those writes and for writes
+//!    already in flight on them. ext4 with delayed allocation has no allocated dirty data at
+//!    commit (jbd2 writes it through ->writepage, which redirties delalloc pages), so it skips
+//!    this step.
+//! 2. A descriptor block per 512 tags plus a copy of every metadata block go to the journal
+//!    area, sequentially from the journal head, and the thread waits for them; then the commit
+//!    block, waited for too (3.0 mounts ext3 without barriers; the commit block still goes after
+//!    the log blocks completed).
+//! 3. The committed metadata blocks are dirty against their home locations. They reach them
+//!    when they have been dirty for dirty_expire_centisecs (the block device inode's periodic
+//!    writeback; here the journal thread submits them at that age), or all at once when the
+//!    journal is three quarters full (log_do_checkpoint).
+//!
+//! Metadata blocks are not page cache pages here (the buffer cache's memory is not modelled);
+//! their I/O goes through the block layer like any other and counts in pgpgout. Directory blocks
+//! are not modelled; xfs's log is not modelled.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{FsType, Ino};
+use crate::block::{Bio, Dir, SECTORS_PER_PAGE};
+use crate::mm::mm_types::{PG_LOCKED, PG_WRITEBACK};
+use crate::mm::page_alloc::Mm;
+use crate::mm::Pfn;
+use crate::sim::{After, Step, Task, TaskCx};
+
+/// Blocks per block group (4 KiB blocks: one bitmap block covers 32768).
+pub const BLOCKS_PER_GROUP: u64 = 32768;
+/// Inodes per group (mke2fs's default inode_ratio of 16 KiB on 128 MiB groups).
+pub const INODES_PER_GROUP: u64 = 8192;
+/// Inode table blocks per group (256-byte inodes, the mke2fs default since 1.41).
+pub const ITABLE_BLOCKS: u64 = INODES_PER_GROUP * 256 / 4096;
+/// ext4's flex_bg: the bitmaps and inode tables of 16 groups sit together in the first.
+pub const FLEX_BG: u64 = 16;
+/// Tags per descriptor block (4 KiB block, 8-byte tags, a header).
+pub const TAGS_PER_DESCRIPTOR: u64 = 512;
+/// The default commit interval (JBD_DEFAULT_MAX_COMMIT_AGE = 5 s).
+pub const COMMIT_INTERVAL_NS: u64 = 5_000_000_000;
+
+/// The default journal size of mke2fs (ext2fs_default_journal_size, e2fsprogs 1.41/1.42) for
+/// a file system of `blocks` 4 KiB blocks.
+pub fn default_journal_blocks(blocks: u64) -> u64 {
+    match blocks {
+        b if b < 2048 => 0,
+        b if b < 32768 => 1024,
+        b if b < 256 * 1024 => 4096,
+        b if b < 512 * 1024 => 8192,
+        b if b < 1024 * 1024 => 16384,
+        _ => 32768,
+    }
+}
+
+/// Where a file system type keeps its per-group metadata (block numbers relative to the file
+/// system's first block).
+impl FsType {
+    /// The file system writes a journal (ext3: jbd, ext4: jbd2).
+    pub fn journaled(self) -> bool {
+        matches!(self, FsType::Ext3 | FsType::Ext4)
+    }
+
+    /// The blocks at the start of group `g` that hold metadata (superblock and descriptors in
+    /// group 0, bitmaps, inode tables); data allocation skips them. xfs's allocation group
+    /// headers are not modelled (0).
+    pub fn group_meta_blocks(self, g: u64) -> u64 {
+        let sb = if g == 0 { 2 } else { 0 };
+        match self {
+            FsType::Ext2 | FsType::Ext3 => sb + 2 + ITABLE_BLOCKS,
+            FsType::Ext4 if g % FLEX_BG == 0 => sb + FLEX_BG * (2 + ITABLE_BLOCKS),
+            FsType::Ext4 | FsType::Xfs => 0,
+        }
+    }
+
+    /// (block bitmap, inode bitmap, first inode table block) of group `g`.
+    fn group_meta(self, g: u64) -> (u64, u64, u64) {
+        match self {
+            FsType::Ext4 => {
+                let base = g / FLEX_BG * FLEX_BG * BLOCKS_PER_GROUP + if g < FLEX_BG { 2 } else { 0 };
+                let i = g % FLEX_BG;
+                (base + i, base + FLEX_BG + i, base + 2 * FLEX_BG + i * ITABLE_BLOCKS)
+            }
+            _ => {
+                let base = g * BLOCKS_PER_GROUP + if g == 0 { 2 } else { 0 };
+                (base, base + 1, base + 2)
+            }
+        }
+    }
+
+    /// The block bitmap block of the group holding block `block`.
+    pub fn block_bitmap_of(self, block: u64) -> u64 {
+        self.group_meta(block / BLOCKS_PER_GROUP).0
+    }
+
+    /// The inode bitmap block of on-disk inode `i_ino`.
+    pub fn inode_bitmap_of(self, i_ino: u64) -> u64 {
+        self.group_meta(i_ino / INODES_PER_GROUP).1
+    }
+
+    /// The inode table block holding on-disk inode `i_ino`.
+    pub fn inode_block_of(self, i_ino: u64) -> u64 {
+        self.group_meta(i_ino / INODES_PER_GROUP).2 + i_ino % INODES_PER_GROUP * 256 / 4096
+    }
+
+    /// ext2/ext3 indirect blocks allocated in front of data block `index` of a file (12 direct
+    /// blocks, then one indirect block per 1024; the double-indirect block comes with the 1036th
+    /// block, the triple-indirect one with the 1049612th).
+    pub fn indirect_blocks_before(self, index: u64) -> u64 {
+        const NDIR: u64 = 12;
+        const PTRS: u64 = 1024;
+        if !matches!(self, FsType::Ext2 | FsType::Ext3) || index < NDIR {
+            return 0;
+        }
+        let i = index - NDIR;
+        if i == 0 {
+            1
+        } else if i < PTRS {
+            0
+        } else if i == PTRS {
+            2
+        } else if i == PTRS + PTRS * PTRS {
+            3
+        } else {
+            u64::from((i - PTRS) % PTRS == 0)
+        }
+    }
+}
+
+/// A transaction's contents.
+#[derive(Clone, Debug, Default)]
+pub struct Transaction {
+    /// Metadata blocks (file system block numbers) logged in it.
+    pub meta: BTreeSet<u64>,
+    /// Inodes whose data it orders (data=ordered).
+    pub inodes: BTreeSet<Ino>,
+    /// When its first handle started (the commit timer runs from here), ns.
+    pub start_ns: Option<u64>,
+}
+
+/// A journal (journal_t) of one superblock.
+#[derive(Clone, Debug)]
+pub struct Journal {
+    pub sb: usize,
+    /// data=ordered: the commit writes the transaction's data first.
+    pub ordered_data: bool,
+    /// First block of the journal area and its length, in file system blocks.
+    pub first: u64,
+    pub blocks: u64,
+    /// Next journal block to write (relative to `first`).
+    pub head: u64,
+    /// Journal blocks written since the last full checkpoint.
+    pub used: u64,
+    pub commit_interval_ns: u64,
+    pub running: Transaction,
+    /// Committed metadata blocks not yet written home, with their commit time.
+    pub checkpoint: BTreeMap<u64, u64>,
+    /// The journal thread's wait queue (j_wait_commit), also woken by its I/O.
+    pub wait: usize,
+    /// Direct-I/O style contexts counting the thread's log and checkpoint writes in flight.
+    pub log_io: u32,
+    pub ckpt_io: u32,
+}
+
+impl Journal {
+    /// j_max_transaction_buffers: a transaction is committed early at a quarter of the journal.
+    pub fn max_transaction_blocks(&self) -> u64 {
+        self.blocks / 4
+    }
+}
+
+impl Mm {
+    /// The journal of superblock `sb`, if it has one.
+    fn journal_of(&self, sb: usize) -> Option<usize> {
+        self.sbs[sb].journal
+    }
+
+    /// journal_dirty_metadata: metadata block `block` of superblock `sb` joins the running
+    /// transaction; a transaction grown to a quarter of the journal is committed now.
+    pub fn jbd_dirty_metadata(&mut self, sb: usize, block: u64) {
+        let Some(j) = self.journal_of(sb) else { return };
+        let now = self.now_ns;
+        let jr = &mut self.journals[j];
+        // A new transaction arms the commit timer (t_expires): the thread learns of it.
+        let new = jr.running.start_ns.is_none();
+        jr.running.start_ns.get_or_insert(now);
+        let full = jr.running.meta.insert(block) && jr.running.meta.len() as u64 >= jr.max_transaction_blocks();
+        if new || full {
+            let wq = jr.wait;
+            self.wake_up(wq);
+        }
+    }
+
+    /// The write path's journal work for a page written to file `ino` (ext3_ordered_write_end,
+    /// ext4_da_write_end and the file_update_time that precedes them): the inode is marked
+    /// dirty, which logs its inode table block; in data=ordered mode the inode's data joins
+    /// the transaction.
+    pub fn jbd_write_end(&mut self, ino: Ino) {
+        let sb = self.inode(ino).sb;
+        let Some(j) = self.journal_of(sb) else { return };
+        let block = self.sbs[sb].fs_type.inode_block_of(self.inode(ino).i_ino);
+        self.jbd_dirty_metadata(sb, block);
+        if self.journals[j].ordered_data {
+            self.journals[j].running.inodes.insert(ino);
+        }
+    }
+
+    /// A block was allocated for a file (ext3_new_blocks, ext4_mb_new_blocks): its group's
+    /// block bitmap and the group descriptor block are logged.
+    pub fn jbd_block_allocated(&mut self, sb: usize, sector: u64) {
+        if self.journal_of(sb).is_none() {
+            return;
+        }
+        let block = (sector - self.sbs[sb].start_sector) / SECTORS_PER_PAGE;
+        let fs = self.sbs[sb].fs_type;
+        self.jbd_dirty_metadata(sb, fs.block_bitmap_of(block));
+        self.jbd_dirty_metadata(sb, 1);
+    }
+
+    /// An inode was allocated or freed (ext3_new_inode, ext3_free_inode): its bitmap, its
+    /// inode table block and the group descriptor are logged.
+    pub fn jbd_inode_alloc(&mut self, sb: usize, i_ino: u64) {
+        if self.journal_of(sb).is_none() {
+            return;
+        }
+        let fs = self.sbs[sb].fs_type;
+        self.jbd_dirty_metadata(sb, fs.inode_bitmap_of(i_ino));
+        self.jbd_dirty_metadata(sb, fs.inode_block_of(i_ino));
+        self.jbd_dirty_metadata(sb, 1);
+    }
+
+    /// A file's blocks were freed (ext3_truncate at delete): the block bitmaps of the groups
+    /// of its extents are logged.
+    pub fn jbd_blocks_freed(&mut self, ino: Ino) {
+        let sb = self.inode(ino).sb;
+        if self.journal_of(sb).is_none() {
+            return;
+        }
+        let fs = self.sbs[sb].fs_type;
+        let start = self.sbs[sb].start_sector;
+        let mut bitmaps = BTreeSet::new();
+        for &(_, sector, len) in &self.inode(ino).extents {
+            let first = (sector - start) / SECTORS_PER_PAGE;
+            let last = first + u64::from(len.max(1)) - 1;
+            for g in first / BLOCKS_PER_GROUP..=last / BLOCKS_PER_GROUP {
+                bitmaps.insert(fs.block_bitmap_of(g * BLOCKS_PER_GROUP));
+            }
+        }
+        for b in bitmaps {
+            self.jbd_dirty_metadata(sb, b);
+        }
+    }
+
+    /// Submits writes of file system blocks `blocks` (sorted) of superblock `sb`, adjacent
+    /// blocks in one bio, counted on I/O context `io`. Metadata buffers are not page cache
+    /// pages: the bios carry no page the completion must end (like direct I/O), and each block
+    /// is its own segment.
+    fn jbd_write_blocks(&mut self, sb: usize, blocks: &[u64], io: u32) {
+        let (dev, start) = (self.sbs[sb].dev, self.sbs[sb].start_sector);
+        let mut bio: Option<Bio> = None;
+        for (n, &b) in blocks.iter().enumerate() {
+            let sector = start + b * SECTORS_PER_PAGE;
+            // Distinct, non-adjacent frame numbers: one segment per buffer.
+            let fake = 2 * n as Pfn;
+            if !bio.as_mut().is_some_and(|x| x.add_page(&self.bdevs[dev].model, sector, fake)) {
+                let mut x = Bio::new(Dir::Write, sector, fake);
+                x.dio = io;
+                if let Some(x) = bio.replace(x) {
+                    self.submit_bio(dev, x);
+                }
+            }
+        }
+        self.dios[io as usize - 1].remaining += blocks.len() as u32;
+        if let Some(x) = bio.take() {
+            self.submit_bio(dev, x);
+        }
+    }
+
+    /// journal_submit_data_buffers for one inode: submits its pages `indexes` (in descending
+    /// order, the next one last) that are still dirty, adjacent blocks in one bio, and notes
+    /// every page under writeback in `waits`. Returns false if it stopped on a full queue.
+    /// The thread always gets its first request: a task woken from the request wait queue is
+    /// given the request that was freed (get_request_wait's exclusive, first-come wait), so
+    /// busier submitters cannot starve the commit.
+    fn jbd_submit_inode_data(&mut self, ino: Ino, indexes: &mut Vec<u32>, waits: &mut Vec<(Pfn, u32, u32)>) -> bool {
+        let mapping = self.inode(ino).mapping;
+        let dev = self.sbs[self.inode(ino).sb].dev;
+        let mut bio: Option<Bio> = None;
+        let mut submitted = false;
+        let mut done = true;
+        while let Some(&index) = indexes.last() {
+            if submitted && self.bdevs[dev].queue_full(Dir::Write) {
+                done = false;
+                break;
+            }
+            indexes.pop();
+            let Some(pfn) = self.find_get_page(mapping, index) else { continue };
+            let f = self.pages[pfn as usize].flags;
+            if f & PG_WRITEBACK != 0 {
+                waits.push((pfn, mapping, index));
+                continue;
+            }
+            if f & PG_LOCKED != 0 || !self.clear_page_dirty_for_io(pfn) {
+                continue;
+            }
+            self.set_page_writeback(pfn, dev);
+            self.cost_ns += self.costs.writeback_page_ns;
+            self.bdevs[dev].stats.ordered_data_pages += 1;
+            waits.push((pfn, mapping, index));
+            let sector = self.get_block(ino, index);
+            if !bio.as_mut().is_some_and(|b| b.add_page(&self.bdevs[dev].model, sector, pfn)) {
+                if let Some(b) = bio.replace(Bio::new(Dir::Write, sector, pfn)) {
+                    self.submit_bio(dev, b);
+                    submitted = true;
+                }
+            }
+        }
+        if let Some(b) = bio.take() {
+            self.submit_bio(dev, b);
+        }
+        done
+    }
+
+    /// Writes `n` blocks at the journal head (wrapping at the end of the journal area).
+    fn jbd_write_log(&mut self, j: usize, n: u64) {
+        let jr = &self.journals[j];
+        let (sb, first, size, head) = (jr.sb, jr.first, jr.blocks, jr.head);
+        let blocks: Vec<u64> = (0..n).map(|i| first + (head + i) % size).collect();
+        let mut sorted = blocks;
+        // A wrap splits the write in two runs; bios are built in ascending order within each.
+        sorted.sort_unstable_by_key(|&b| (b < first + head, b));
+        let io = self.journals[j].log_io;
+        self.jbd_write_blocks(sb, &sorted, io);
+        let jr = &mut self.journals[j];
+        jr.head = (head + n) % size;
+        jr.used += n;
+        let dev = self.sbs[sb].dev;
+        self.bdevs[dev].stats.journal_blocks += n;
+    }
+
+    /// Writes committed metadata blocks home (checkpoint): those committed at or before
+    /// `older_than`, or all of them. Returns the number written.
+    fn jbd_checkpoint(&mut self, j: usize, older_than: Option<u64>) -> usize {
+        let jr = &mut self.journals[j];
+        let blocks: Vec<u64> = jr.checkpoint.iter().filter(|(_, &t)| older_than.is_none_or(|o| t <= o)).map(|(&b, _)| b).collect();
+        for b in &blocks {
+            jr.checkpoint.remove(b);
+        }
+        if jr.checkpoint.is_empty() {
+            jr.used = 0;
+        }
+        let (sb, io) = (jr.sb, jr.ckpt_io);
+        if !blocks.is_empty() {
+            self.jbd_write_blocks(sb, &blocks, io);
+            let dev = self.sbs[sb].dev;
+            self.bdevs[dev].stats.checkpoint_blocks += blocks.len() as u64;
+        }
+        blocks.len()
+    }
+}
+
+/// What the journal thread is doing.
+#[derive(Clone, Debug)]
+enum Commit {
+    Idle,
+    /// Submitting the ordered data of these inodes (next one last; each with the page indexes
+    /// still to write, next one last), then waiting for `waits` (page, mapping, index: a frame
+    /// that was freed and reused since is not waited for).
+    Data { inodes: Vec<(Ino, Vec<u32>)>, waits: Vec<(Pfn, u32, u32)>, meta: BTreeSet<u64> },
+    /// Waiting for the descriptor and metadata copies.
+    Log { meta: BTreeSet<u64> },
+    /// Waiting for the commit block.
+    CommitBlock { meta: BTreeSet<u64> },
+    /// Waiting for a forced checkpoint.
+    Checkpoint,
+}
+
+/// The journal thread of one file system (kjournald for ext3, jbd2/sdX-8 for ext4:
+/// kjournald/kjournald2 and journal_commit_transaction).
+#[derive(Debug)]
+pub struct Kjournald {
+    j: usize,
+    name: String,
+    state: Commit,
+}
+
+impl Kjournald {
+    pub fn new(j: usize, name: String) -> Kjournald {
+        Kjournald { j, name, state: Commit::Idle }
+    }
+}
+
+impl Task for Kjournald {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn is_workload(&self) -> bool {
+        false
+    }
+
+    fn step(&mut self, cx: &mut TaskCx) -> Step {
+        let mm = &mut *cx.mm;
+        let now = cx.now;
+        let j = self.j;
+        let cost = mm.costs.kswapd_pass_ns / 4;
+        let step = |after| Step { user_ns: 0, system_ns: cost, after };
+        let wq = mm.journals[j].wait;
+        match std::mem::replace(&mut self.state, Commit::Idle) {
+            Commit::Idle => {
+                // Buffers dirty for dirty_expire go home (the block device's periodic writeback).
+                let expire = mm.sysctl.dirty_expire_centisecs * 10_000_000;
+                mm.jbd_checkpoint(j, Some(now.saturating_sub(expire)));
+                let jr = &mut mm.journals[j];
+                if jr.used * 4 >= jr.blocks * 3 && !jr.checkpoint.is_empty() {
+                    mm.jbd_checkpoint(j, None);
+                    self.state = Commit::Checkpoint;
+                    return step(After::Continue);
+                }
+                let jr = &mut mm.journals[j];
+                let due = jr.running.start_ns.map(|t| t + jr.commit_interval_ns);
+                let full = jr.running.meta.len() as u64 >= jr.max_transaction_blocks();
+                if !(full || due.is_some_and(|d| d <= now)) {
+                    // Sleep until the commit timer or the oldest buffer's expiry.
+                    let ck = jr.checkpoint.values().min().map(|&t| t + expire);
+                    let wake = [due, ck].into_iter().flatten().min();
+                    return step(match wake {
+                        Some(t) => After::WaitTimeout(wq, t.saturating_sub(now).max(1)),
+                        None => After::Wait(wq),
+                    });
+                }
+                let t = std::mem::take(&mut jr.running);
+                let dev = mm.sbs[jr.sb].dev;
+                mm.bdevs[dev].stats.journal_commits += 1;
+                self.state = if mm.journals[j].ordered_data {
+                    // The data buffers filed on the transaction: the inodes' pages dirty now.
+                    let inodes = t
+                        .inodes
+                        .into_iter()
+                        .rev()
+                        .filter(|&i| mm.inodes.get(i as usize).is_some_and(|x| x.is_some()))
+                        .map(|i| (i, mm.mapping(mm.inode(i).mapping).dirty.iter().rev().copied().collect()))
+                        .collect();
+                    Commit::Data { inodes, waits: Vec::new(), meta: t.meta }
+                } else {
+                    Commit::Log { meta: BTreeSet::new() }.with_log(mm, j, t.meta)
+                };
+                step(After::Continue)
+            }
+            Commit::Data { mut inodes, mut waits, meta } => {
+                while let Some((ino, indexes)) = inodes.last_mut() {
+                    let ino = *ino;
+                    if mm.inodes.get(ino as usize).is_some_and(|i| i.is_some()) && !indexes.is_empty() {
+                        let dev = mm.sbs[mm.inode(ino).sb].dev;
+                        if !mm.jbd_submit_inode_data(ino, indexes, &mut waits) {
+                            let rq = mm.bdevs[dev].rq_wait;
+                            self.state = Commit::Data { inodes, waits, meta };
+                            return step(After::Wait(rq));
+                        }
+                    }
+                    inodes.pop();
+                }
+                while let Some(&(pfn, mapping, index)) = waits.last() {
+                    let p = &mm.pages[pfn as usize];
+                    if p.flags & PG_WRITEBACK != 0 && p.mapping == mapping && p.index == index {
+                        let q = mm.page_waitqueue(pfn);
+                        self.state = Commit::Data { inodes, waits, meta };
+                        return step(After::Wait(q));
+                    }
+                    waits.pop();
+                }
+                self.state = Commit::Log { meta: BTreeSet::new() }.with_log(mm, j, meta);
+                step(After::Continue)
+            }
+            Commit::Log { meta } => {
+                if mm.dio_remaining(mm.journals[j].log_io) > 0 {
+                    self.state = Commit::Log { meta };
+                    return step(After::Wait(wq));
+                }
+                mm.jbd_write_log(j, 1);
+                self.state = Commit::CommitBlock { meta };
+                step(After::Continue)
+            }
+            Commit::CommitBlock { meta } => {
+                if mm.dio_remaining(mm.journals[j].log_io) > 0 {
+                    self.state = Commit::CommitBlock { meta };
+                    return step(After::Wait(wq));
+                }
+                // Committed: the metadata is now dirty against its home location.
+                for b in meta {
+                    mm.journals[j].checkpoint.entry(b).or_insert(now);
+                }
+                step(After::Continue)
+            }
+            Commit::Checkpoint => {
+                if mm.dio_remaining(mm.journals[j].ckpt_io) > 0 {
+                    self.state = Commit::Checkpoint;
+                    return step(After::Wait(wq));
+                }
+                step(After::Continue)
+            }
+        }
+    }
+}
+
+impl Commit {
+    /// Starts writing the descriptor blocks and metadata copies of `meta` to the log.
+    fn with_log(self, mm: &mut Mm, j: usize, meta: BTreeSet<u64>) -> Commit {
+        let n = meta.len() as u64;
+        if n > 0 {
+            mm.jbd_write_log(j, n.div_ceil(TAGS_PER_DESCRIPTOR) + n);
+        }
+        Commit::Log { meta }
+    }
+}

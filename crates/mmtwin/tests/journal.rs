@@ -1,0 +1,180 @@
+//! Mechanism tests of the ext3/ext4 journals (jbd, jbd2) and of where the file systems put
+//! data and metadata: one kernel behaviour each.
+
+use mmtwin::block::SECTORS_PER_PAGE;
+use mmtwin::config::scenario::Scenario;
+use mmtwin::fs::jbd::{Kjournald, BLOCKS_PER_GROUP, COMMIT_INTERVAL_NS, ITABLE_BLOCKS};
+use mmtwin::mm::mm_types::*;
+use mmtwin::mm::{Mm, Pfn};
+use mmtwin::sim::rng::Rng;
+use mmtwin::sim::{After, Task, TaskCx};
+
+fn boot(fs: &str) -> Mm {
+    let text = format!(
+        "[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [{{ id = 0, cpus = 1, memory = \"64M\" }}]\nboot_reserved = \"1M\"\nfs = \"{fs}\"\n\
+         [[kernel]]\nname = \"k\"\nprofile = \"linux-3.0\"\n[workload]\ntype = \"anon-churn\"\n"
+    );
+    let mut mm = Mm::boot(&Scenario::parse(&text).unwrap_or_else(|e| panic!("{e}")).resolve().remove(0));
+    // What the engine does at start: the journal thread's I/O contexts.
+    if !mm.journals.is_empty() {
+        mm.journals[0].log_io = mm.new_dio(usize::MAX);
+        mm.journals[0].ckpt_io = mm.new_dio(usize::MAX);
+    }
+    mm
+}
+
+/// A new file with `n` pages written through write().
+fn write_file(mm: &mut Mm, n: u32) -> (u32, Vec<Pfn>) {
+    let ino = mm.create_file(0, 0).unwrap();
+    let mut t = Default::default();
+    for i in 0..n {
+        assert_eq!(mm.file_write_page(ino, i, 4096, 0, &mut t), mmtwin::mm::filemap::PageIo::Done);
+    }
+    let mapping = mm.inode(ino).mapping;
+    (ino, (0..n).map(|i| mm.find_get_page(mapping, i).unwrap()).collect())
+}
+
+/// Completes every request in flight or queued, in time order.
+fn run_io(mm: &mut Mm) {
+    while let Some(i) = (0..mm.io_timers.len()).min_by_key(|&i| mm.io_timers[i]) {
+        let (t, dev) = mm.io_timers.swap_remove(i);
+        mm.now_ns = t;
+        mm.blk_complete(dev);
+    }
+}
+
+/// Steps the journal thread at time `now` (completing I/O whenever it waits) until it goes to
+/// sleep with nothing to wait for; returns that last sleep.
+fn run_journal(mm: &mut Mm, k: &mut Kjournald, now: u64) -> After {
+    mm.now_ns = now;
+    let mut rng = Rng::new(1);
+    for _ in 0..1000 {
+        let mut cx = TaskCx { now: mm.now_ns, cpu: 0, tid: 0, mm, rng: &mut rng, timed_out: false };
+        match k.step(&mut cx).after {
+            After::Continue => {}
+            a @ (After::Wait(_) | After::WaitTimeout(..)) => {
+                if mm.io_timers.is_empty() {
+                    return a;
+                }
+                run_io(mm);
+            }
+            a => return a,
+        }
+    }
+    panic!("the journal thread did not settle");
+}
+
+#[test]
+fn ext3_commit_writes_the_transactions_data_first_then_its_metadata_to_the_log() {
+    let mut mm = boot("ext3");
+    let (ino, pfns) = write_file(&mut mm, 8);
+    let meta = mm.journals[0].running.meta.clone();
+    // create: the inode bitmap and inode table block; the block allocations: the block bitmap;
+    // both: the group descriptor block.
+    let fs = mm.sbs[0].fs_type;
+    let i_ino = mm.inode(ino).i_ino;
+    let expect = [1, fs.block_bitmap_of(0), fs.inode_bitmap_of(i_ino), fs.inode_block_of(i_ino)];
+    assert_eq!(meta, expect.into_iter().collect(), "{meta:?}");
+    assert!(mm.journals[0].running.inodes.contains(&ino), "data=ordered files the inode's data");
+    let mut k = Kjournald::new(0, "kjournald".into());
+    // Before the commit interval: the thread sleeps until the commit timer.
+    match run_journal(&mut mm, &mut k, 1_000_000) {
+        After::WaitTimeout(_, t) => assert_eq!(t, COMMIT_INTERVAL_NS - 1_000_000),
+        a => panic!("{a:?}"),
+    }
+    assert_eq!(mm.bdevs[0].stats.journal_commits, 0);
+    run_journal(&mut mm, &mut k, COMMIT_INTERVAL_NS);
+    let s = &mm.bdevs[0].stats;
+    assert_eq!(s.journal_commits, 1);
+    assert_eq!(s.ordered_data_pages, 8, "the commit wrote the data");
+    assert!(pfns.iter().all(|&p| mm.pages[p as usize].flags & (PG_DIRTY | PG_WRITEBACK) == 0));
+    // One descriptor, four metadata copies, the commit block.
+    assert_eq!(s.journal_blocks, 6);
+    assert_eq!(s.requests[1], 3, "data, then the log blocks, then the commit block");
+    let j = &mm.journals[0];
+    assert_eq!(j.checkpoint.keys().copied().collect::<Vec<_>>(), meta.into_iter().collect::<Vec<_>>());
+    assert!(j.running.meta.is_empty());
+    // The log went to the journal area, in the middle of the file system.
+    assert!(j.first >= mm.sbs[0].blocks / 2 - BLOCKS_PER_GROUP);
+}
+
+#[test]
+fn ext4_commit_logs_only_metadata_and_leaves_delalloc_data_to_the_flusher() {
+    let mut mm = boot("ext4");
+    let (_, pfns) = write_file(&mut mm, 8);
+    assert_eq!(mm.journals[0].running.meta.len(), 3, "the create's blocks; no data block is allocated yet");
+    assert!(!mm.journals[0].ordered_data);
+    let mut k = Kjournald::new(0, "jbd2/sda-8".into());
+    run_journal(&mut mm, &mut k, COMMIT_INTERVAL_NS);
+    let s = &mm.bdevs[0].stats;
+    assert_eq!((s.journal_commits, s.journal_blocks, s.ordered_data_pages), (1, 5, 0));
+    assert!(pfns.iter().all(|&p| mm.pages[p as usize].flags & PG_DIRTY != 0), "still dirty");
+}
+
+#[test]
+fn committed_metadata_is_written_home_once_it_has_been_dirty_for_dirty_expire() {
+    let mut mm = boot("ext3");
+    write_file(&mut mm, 4);
+    let mut k = Kjournald::new(0, "kjournald".into());
+    run_journal(&mut mm, &mut k, COMMIT_INTERVAL_NS);
+    let committed = mm.now_ns;
+    let expire = mm.sysctl.dirty_expire_centisecs * 10_000_000;
+    // Nothing more to commit: the thread sleeps until the oldest buffer expires.
+    match run_journal(&mut mm, &mut k, committed + 1) {
+        After::WaitTimeout(_, t) => assert_eq!(t, expire - 1),
+        a => panic!("{a:?}"),
+    }
+    assert_eq!(mm.bdevs[0].stats.checkpoint_blocks, 0);
+    let home: Vec<u64> = mm.journals[0].checkpoint.keys().copied().collect();
+    let sectors = mm.bdevs[0].stats.sectors[1];
+    run_journal(&mut mm, &mut k, committed + expire);
+    assert_eq!(mm.bdevs[0].stats.checkpoint_blocks, home.len() as u64);
+    assert_eq!(mm.bdevs[0].stats.sectors[1], sectors + home.len() as u64 * SECTORS_PER_PAGE);
+    assert!(mm.journals[0].checkpoint.is_empty());
+    assert_eq!(mm.journals[0].used, 0, "the journal is free again");
+}
+
+#[test]
+fn data_allocation_skips_each_groups_bitmaps_and_inode_table() {
+    // ext3: superblock and descriptors, two bitmaps and the inode table in front of group 0's
+    // data; a file crossing into group 1 jumps over that group's metadata.
+    let mut mm = boot("ext3");
+    let ino = mm.create_file(0, 0).unwrap();
+    let first_data = 2 + 2 + ITABLE_BLOCKS;
+    assert_eq!(mm.get_block(ino, 0), mm.sbs[0].sector_of(first_data));
+    let mut mm = boot("ext3");
+    let ino = mm.create_file(0, 0).unwrap();
+    mm.lay_out_file(ino, 40_000);
+    let ext = &mm.inode(ino).extents;
+    let group1 = ext.iter().find(|e| mm.sbs[0].block_of(e.1) >= BLOCKS_PER_GROUP).unwrap();
+    assert_eq!(mm.sbs[0].block_of(group1.1), BLOCKS_PER_GROUP + 2 + ITABLE_BLOCKS);
+    // ext4's flex_bg packs 16 groups' metadata into the first: group 1 is all data.
+    let mut mm = boot("ext4");
+    let ino = mm.create_file(0, 0).unwrap();
+    mm.lay_out_file(ino, 40_000);
+    assert_eq!(mm.inode(ino).extents.len(), 1);
+    assert_eq!(mm.sbs[0].block_of(mm.inode(ino).extents[0].1), 2 + 16 * (2 + ITABLE_BLOCKS));
+}
+
+#[test]
+fn ext3_logs_an_indirect_block_with_the_13th_data_block() {
+    let mut mm = boot("ext3");
+    let (ino, _) = write_file(&mut mm, 12);
+    let before = mm.journals[0].running.meta.clone();
+    let s12 = mm.bmap(ino, 11).unwrap();
+    let mut t = Default::default();
+    mm.file_write_page(ino, 12, 4096, 0, &mut t);
+    let s13 = mm.bmap(ino, 12).unwrap();
+    assert_eq!(s13, s12 + 2 * SECTORS_PER_PAGE, "the indirect block sits between");
+    let added: Vec<u64> = mm.journals[0].running.meta.difference(&before).copied().collect();
+    assert_eq!(added, vec![mm.sbs[0].block_of(s12) + 1]);
+}
+
+#[test]
+fn xfs_and_ext2_have_no_journal() {
+    for fs in ["ext2", "xfs"] {
+        let mut mm = boot(fs);
+        write_file(&mut mm, 4);
+        assert!(mm.journals.is_empty() && mm.sbs[0].journal.is_none(), "{fs}");
+    }
+}
