@@ -232,6 +232,75 @@ def cmd_machine(args: argparse.Namespace) -> int:
     return 0
 
 
+def _oracle(fn):  # type: ignore[no-untyped-def]
+    """Runs an oracle command, turning an OracleError into a UserError (one message, exit 2)."""
+    from mmtwin.oracle import OracleError
+
+    def wrapped(args: argparse.Namespace) -> int:
+        try:
+            return int(fn(args) or 0)
+        except OracleError as e:
+            fail(str(e))
+
+    return wrapped
+
+
+def cmd_oracle_setup(args: argparse.Namespace) -> int:
+    from mmtwin.oracle import cache_dir
+    from mmtwin.oracle.prepare import setup
+
+    cache = cache_dir(args.cache)
+    log = (lambda m: None) if args.quiet else (lambda m: print(f"oracle setup: {m}", file=sys.stderr, flush=True))
+    m = setup(cache, args.kernel_package, log)
+    state = "built" if m.get("changed") else "up to date"
+    print(f"oracle: {state}: kernel {m['release']} ({m['package']}), initramfs {cache / m['initrd']}")
+    return 0
+
+
+def _output_dir(arg: Optional[str], name: str, force: bool) -> Path:
+    if arg:
+        out = Path(arg)
+        if out.exists() and not force:
+            fail(f"{out}: already exists; choose another -o DIR or pass --force to replace it")
+        return out
+    return default_output(name)
+
+
+def cmd_oracle_run(args: argparse.Namespace) -> int:
+    from mmtwin.oracle import cache_dir
+    from mmtwin.oracle.guest import find_qemu
+    from mmtwin.oracle.results import run_all, stderr_progress, write_real_results
+
+    if args.timeout is not None and args.timeout <= 0:
+        fail(f"--timeout must be positive, not {args.timeout}")
+    text, resolved = resolve(args.scenario, 1)
+    out = _output_dir(args.output, resolved["name"] + "-real", args.force)
+    find_qemu()
+    guests = run_all(resolved, cache_dir(args.cache), args.timeout, args.append, stderr_progress(args.quiet))
+    write_real_results(out, text, resolved, guests, force=args.force)
+    if not args.quiet:
+        print(f"results: {out}", file=sys.stderr)
+    return print_comparison([str(out)], "current", args.json)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from mmtwin.oracle import cache_dir
+    from mmtwin.oracle.guest import find_qemu
+    from mmtwin.oracle.validate import render_text, validate
+
+    if args.timeout is not None and args.timeout <= 0:
+        fail(f"--timeout must be positive, not {args.timeout}")
+    text, resolved = resolve(args.scenario, 1)
+    out = _output_dir(args.output, resolved["name"] + "-validate", args.force)
+    find_qemu()
+    report = validate(text, resolved, out, cache_dir(args.cache), args.timeout, args.append, args.quiet, args.force)
+    if args.json:
+        print(json.dumps(report, indent=1))
+    else:
+        print(render_text(report), end="")
+    return 0
+
+
 class Parser(argparse.ArgumentParser):
     """argparse, but a bad argument is one line and exit status 2 (no usage dump)."""
 
@@ -279,6 +348,36 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--proc", default="/proc", help=argparse.SUPPRESS)
     m.add_argument("--sys", default="/sys", help=argparse.SUPPRESS)
     m.set_defaults(func=cmd_machine)
+
+    o = sub.add_parser("oracle", help="run workloads on a real Linux kernel under QEMU")
+    osub = o.add_subparsers(dest="oracle_command", parser_class=Parser, metavar="COMMAND")
+    osub.required = True
+    os_ = osub.add_parser("setup", help="install QEMU and the Debian kernel, build the guest initramfs (idempotent)")
+    os_.add_argument("--cache", metavar="DIR", help="cache folder (default $MMTWIN_ORACLE_CACHE or ~/.cache/mmtwin/oracle)")
+    os_.add_argument("--kernel-package", metavar="PKG", help="the linux-image package (default: what linux-image-amd64 depends on)")
+    os_.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
+    os_.set_defaults(func=_oracle(cmd_oracle_setup))
+    orun = osub.add_parser("run", help="boot the scenario's machine on the real kernel, write a results folder")
+    orun.add_argument("scenario", metavar="SCENARIO")
+    orun.add_argument("-o", "--output", metavar="DIR", help="results folder (default results/<scenario name>-real)")
+    orun.add_argument("--force", action="store_true", help="replace an existing results folder")
+    orun.add_argument("--timeout", type=float, metavar="S", help="wall-clock seconds per guest (default: from the workload's size)")
+    orun.add_argument("--cache", metavar="DIR", help="the oracle's cache folder (see oracle setup)")
+    orun.add_argument("--json", action="store_true", help="print the tables as JSON")
+    orun.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
+    orun.add_argument("--append", default="", help=argparse.SUPPRESS)
+    orun.set_defaults(func=_oracle(cmd_oracle_run))
+
+    v = sub.add_parser("validate", help="run the twin and the real kernel, print each key counter and the twin's error")
+    v.add_argument("scenario", metavar="SCENARIO")
+    v.add_argument("-o", "--output", metavar="DIR", help="folder for both results (DIR/twin, DIR/real; default results/<name>-validate)")
+    v.add_argument("--force", action="store_true", help="replace an existing folder")
+    v.add_argument("--timeout", type=float, metavar="S", help="wall-clock seconds per guest")
+    v.add_argument("--cache", metavar="DIR", help="the oracle's cache folder")
+    v.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    v.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
+    v.add_argument("--append", default="", help=argparse.SUPPRESS)
+    v.set_defaults(func=_oracle(cmd_validate))
     return p
 
 

@@ -1,0 +1,173 @@
+//! mmtwin-guest: the oracle's guest program. It runs inside a QEMU guest booted by
+//! `mmtwin oracle run`, reads the same resolved configuration the simulator runs
+//! (`config.toml` of a results folder), performs the `[workload]` with real system calls on the
+//! guest's file system, and writes what it measured to a raw output device:
+//!
+//! * /proc/vmstat, buddyinfo, zoneinfo and pagetypeinfo right before and right after the workload
+//!   (after `work::prepare`, which lays down what the workload expects to find on disk);
+//! * /proc/vmstat sampled every `[sampling] interval` (at least 100 ms) while it runs;
+//! * the benchmark's metrics, with the table titles and operations the simulator reports;
+//! * user, system and elapsed time of the workload.
+//!
+//! Usage: `mmtwin-guest CONFIG OUTPUT-DEVICE DIR` (DIR: where the workload's files go).
+//! The device receives `MMTWIN-ORACLE 1\n<length>\n<JSON>`; the console gets `ORACLE ...`
+//! lines for people reading the log. Exit status 0 on success; on failure an
+//! `ORACLE error: ...` line and status 1.
+
+mod sys;
+mod work;
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mmtwin::config::scenario::RunConfig;
+use serde_json::{json, Value};
+
+/// One metric sample, as the simulator's `MetricSample`.
+pub struct Metric {
+    pub table: String,
+    pub preferred: &'static str,
+    pub unit: &'static str,
+    pub op: String,
+    pub value: f64,
+}
+
+impl Metric {
+    pub fn new(table: &str, preferred: &'static str, unit: &'static str, op: impl Into<String>, value: f64) -> Metric {
+        Metric { table: table.into(), preferred, unit, op: op.into(), value }
+    }
+}
+
+const PROC_FILES: [&str; 4] = ["vmstat", "buddyinfo", "zoneinfo", "pagetypeinfo"];
+
+fn proc_snapshot() -> Value {
+    let mut m = serde_json::Map::new();
+    for f in PROC_FILES {
+        let text = std::fs::read_to_string(format!("/proc/{f}")).unwrap_or_default();
+        m.insert(f.to_string(), Value::String(text));
+    }
+    Value::Object(m)
+}
+
+/// /proc/vmstat as (names, values).
+fn read_vmstat() -> (Vec<String>, Vec<i64>) {
+    let text = std::fs::read_to_string("/proc/vmstat").unwrap_or_default();
+    let mut names = Vec::new();
+    let mut values = Vec::new();
+    for line in text.lines() {
+        let mut it = line.split_whitespace();
+        if let (Some(n), Some(v)) = (it.next(), it.next()) {
+            if let Ok(v) = v.parse::<i64>() {
+                names.push(n.to_string());
+                values.push(v);
+            }
+        }
+    }
+    (names, values)
+}
+
+struct Timeline {
+    names: Vec<String>,
+    time_ns: Vec<u64>,
+    rows: Vec<Vec<i64>>,
+}
+
+impl Timeline {
+    fn push(&mut self, t: u64) {
+        let (names, values) = read_vmstat();
+        if self.names.is_empty() {
+            self.names = names;
+        }
+        if values.len() == self.names.len() {
+            self.time_ns.push(t);
+            self.rows.push(values);
+        }
+    }
+}
+
+fn run(config_path: &str, out_dev: &str, dir: &str) -> Result<(), String> {
+    let text = std::fs::read_to_string(config_path).map_err(|e| format!("{config_path}: {e}"))?;
+    let cfg = RunConfig::parse(&text).map_err(|e| format!("{config_path}: {}: {}", e.key, e.message))?;
+    let layout = cfg.machine.layout().map_err(|e| format!("machine: {}", e.message))?;
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default().trim().to_string();
+    println!("ORACLE start benchmark={} kernel={} release={}", cfg.results_name, cfg.kernel.name, release);
+
+    work::prepare(&cfg, dir)?;
+    let interval = Duration::from_nanos(cfg.sampling.interval.0.max(100_000_000));
+    let before = proc_snapshot();
+    let start = Instant::now();
+    let usage0 = sys::rusage();
+    let timeline = Arc::new(Mutex::new(Timeline { names: Vec::new(), time_ns: Vec::new(), rows: Vec::new() }));
+    timeline.lock().unwrap().push(0);
+    let stop = Arc::new(AtomicBool::new(false));
+    let sampler = {
+        let (timeline, stop) = (timeline.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut next = interval;
+            while !stop.load(Ordering::Relaxed) {
+                let now = start.elapsed();
+                if now >= next {
+                    timeline.lock().unwrap().push(now.as_nanos() as u64);
+                    next += interval;
+                    continue;
+                }
+                std::thread::sleep((next - now).min(Duration::from_millis(20)));
+            }
+        })
+    };
+
+    let metrics = work::run(&cfg, &layout, dir, 0);
+
+    stop.store(true, Ordering::Relaxed);
+    sampler.join().map_err(|_| "the vmstat sampler failed".to_string())?;
+    let elapsed = start.elapsed();
+    let usage1 = sys::rusage();
+    timeline.lock().unwrap().push(elapsed.as_nanos() as u64);
+    let after = proc_snapshot();
+    let metrics = metrics?;
+
+    for m in &metrics {
+        println!("ORACLE metric {:?} {:?} {:.6}", m.table, m.op, m.value);
+    }
+    println!("ORACLE elapsed {:.3}", elapsed.as_secs_f64());
+    let tl = timeline.lock().unwrap();
+    let out = json!({
+        "format": 1,
+        "release": release,
+        "benchmark": cfg.results_name,
+        "kernel": cfg.kernel.name,
+        "seed": cfg.iteration_seed(0),
+        "duration": {
+            "user": usage1.0 - usage0.0,
+            "system": usage1.1 - usage0.1,
+            "elapsed": elapsed.as_secs_f64(),
+        },
+        "metrics": metrics.iter().map(|m| json!({
+            "table": m.table, "preferred": m.preferred, "unit": m.unit, "op": m.op, "value": m.value,
+        })).collect::<Vec<_>>(),
+        "before": before,
+        "after": after,
+        "timeline": {"names": tl.names, "time_ns": tl.time_ns, "rows": tl.rows},
+    });
+    let body = serde_json::to_vec(&out).map_err(|e| e.to_string())?;
+    let mut f = std::fs::OpenOptions::new().write(true).open(out_dev).map_err(|e| format!("{out_dev}: {e}"))?;
+    let mut data = format!("MMTWIN-ORACLE 1\n{}\n", body.len()).into_bytes();
+    data.extend_from_slice(&body);
+    f.write_all(&data).and_then(|_| f.sync_all()).map_err(|e| format!("{out_dev}: {e}"))?;
+    println!("ORACLE done bytes={}", data.len());
+    Ok(())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() != 4 {
+        println!("ORACLE error: usage: mmtwin-guest CONFIG OUTPUT-DEVICE DIR");
+        std::process::exit(1);
+    }
+    if let Err(e) = run(&args[1], &args[2], &args[3]) {
+        println!("ORACLE error: {e}");
+        std::process::exit(1);
+    }
+}

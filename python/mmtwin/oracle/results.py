@@ -1,0 +1,151 @@
+"""`mmtwin oracle run`: every workload × kernel of a scenario booted once on the real kernel,
+written as a results folder of the same shape as a simulated run (docs/results-format.md), so
+`mmtwin compare` reads it like any other. Each kernel folder also holds `oracle.json` (kernel
+release, QEMU command, wall and boot times) and `console.log`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from mmtwin.oracle import OracleError, cache_dir
+from mmtwin.oracle.guest import GuestResult, boot
+from mmtwin.oracle.prepare import load_manifest
+
+
+def parse_vmstat(text: str) -> Dict[str, int]:
+    out: Dict[str, int] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2:
+            try:
+                out[parts[0]] = int(parts[1])
+            except ValueError:
+                pass
+    return out
+
+
+def vmstat_delta(data: Dict[str, Any]) -> Dict[str, int]:
+    before, after = parse_vmstat(data["before"]["vmstat"]), parse_vmstat(data["after"]["vmstat"])
+    return {k: v - before.get(k, 0) for k, v in after.items()}
+
+
+def short_release(release: str) -> str:
+    return release.removesuffix("-amd64")
+
+
+def real_label(release: str, kernel: str, nkernels: int) -> str:
+    """The column name of a real run: linux-6.1.0-56-real (with the scenario's kernel name when
+    the scenario has several kernels)."""
+    base = f"linux-{short_release(release)}-real"
+    return base if nkernels == 1 else f"{base}-{kernel}"
+
+
+def as_iteration(g: GuestResult) -> Dict[str, Any]:
+    """A guest's results in the shape `_core.run_iteration` returns, for results.write_benchmark."""
+    d = g.data
+    delta = vmstat_delta(d)
+    elapsed_ns = int(d["duration"]["elapsed"] * 1e9)
+    dumps = []
+    for t, snap in ((0, d["before"]), (elapsed_ns, d["after"])):
+        dumps.append({"time_ns": t, **{f: snap.get(f, "") for f in ("buddyinfo", "pagetypeinfo", "zoneinfo", "vmstat")}})
+    page_events = sum(delta.get(k, 0) for k in ("pgalloc_dma", "pgalloc_dma32", "pgalloc_normal", "pgalloc_movable", "pgfree"))
+    return {
+        "iteration": 0,
+        "seed": int(d.get("seed", 0)),
+        "user_ns": int(d["duration"]["user"] * 1e9),
+        "system_ns": int(d["duration"]["system"] * 1e9),
+        "elapsed_ns": elapsed_ns,
+        "events_processed": 0,
+        "page_events": page_events,
+        "vmstat": delta,
+        "timeline": d["timeline"],
+        "metrics": d["metrics"],
+        "dumps": dumps,
+    }
+
+
+Progress = Callable[[str], None]
+
+
+def run_all(resolved: Dict[str, Any], cache: Path, timeout: Optional[float], append: str, progress: Progress) -> Dict[Tuple[str, str], GuestResult]:
+    """Boots one guest per (benchmark, kernel); returns their results."""
+    manifest = load_manifest(cache)
+    if manifest is None:
+        raise OracleError(f"the oracle is not set up in {cache}; run `mmtwin oracle setup` first")
+    out: Dict[Tuple[str, str], GuestResult] = {}
+    for b in resolved["benchmarks"]:
+        for k in b["kernels"]:
+            what = f"{b['name']} on {k['name']}"
+            progress(f"booting {what}")
+            g = boot(k["toml"], manifest, cache, timeout, append, what)
+            progress(f"  {what}: {g.wall_s:.1f} s wall, workload started at guest uptime {g.boot_s or 0:.1f} s")
+            out[(b["name"], k["name"])] = g
+    return out
+
+
+def write_real_results(out: Path, scenario_text: str, resolved: Dict[str, Any], guests: Dict[Tuple[str, str], GuestResult], force: bool) -> None:
+    """Writes the results folder into a temporary sibling and renames it into place."""
+    from mmtwin.results import write_benchmark
+
+    out = Path(out)
+    parent = out.parent if str(out.parent) else Path(".")
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=parent))
+    try:
+        (tmp / "scenario.toml").write_text(scenario_text)
+        benchmarks = resolved["benchmarks"]
+        multi = len(benchmarks) > 1
+        if multi:
+            (tmp / "benchmarks.json").write_text(json.dumps([b["name"] for b in benchmarks]) + "\n")
+        for b in benchmarks:
+            d = tmp / b["name"] if multi else tmp
+            d.mkdir(exist_ok=True)
+            kernels, runs = [], {}
+            for k in b["kernels"]:
+                g = guests[(b["name"], k["name"])]
+                label = real_label(g.release, k["name"], len(b["kernels"]))
+                kernels.append({**k, "name": label, "profile": f"real-{short_release(g.release)}"})
+                runs[label] = [as_iteration(g)]
+            write_benchmark(d, {**b, "kernels": kernels}, runs)
+            for k, real in zip(b["kernels"], kernels):
+                g = guests[(b["name"], k["name"])]
+                kd = d / real["name"]
+                (kd / "console.log").write_text(g.console)
+                meta = {
+                    "release": g.release,
+                    "scenario_kernel": k["name"],
+                    "wall_s": round(g.wall_s, 3),
+                    "workload_start_uptime_s": g.boot_s,
+                    "qemu": g.command,
+                }
+                (kd / "oracle.json").write_text(json.dumps(meta, indent=1) + "\n")
+        if out.exists():
+            if not force:
+                raise FileExistsError(out)
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=parent))
+            os.rename(out, old / "x")
+            os.rename(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def stderr_progress(quiet: bool) -> Progress:
+    def p(msg: str) -> None:
+        if not quiet:
+            print(msg, file=sys.stderr, flush=True)
+
+    return p
+
+
+__all__ = ["cache_dir", "run_all", "write_real_results", "stderr_progress", "vmstat_delta", "real_label"]
