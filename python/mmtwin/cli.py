@@ -301,6 +301,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _guest_run_args(p: argparse.ArgumentParser, output: str, force: str, json_help: str) -> None:
+    """The arguments `oracle run` and `validate` share."""
+    p.add_argument("scenario", metavar="SCENARIO")
+    p.add_argument("-o", "--output", metavar="DIR", help=output)
+    p.add_argument("--force", action="store_true", help=force)
+    p.add_argument("--timeout", type=float, metavar="S", help="wall-clock seconds per guest (default: from the workload's size)")
+    p.add_argument("--cache", metavar="DIR", help="the oracle's cache folder (see oracle setup)")
+    p.add_argument("--json", action="store_true", help=json_help)
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
+    p.add_argument("--append", default="", help=argparse.SUPPRESS)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse, but a bad argument is one line and exit status 2 (no usage dump)."""
 
@@ -358,25 +370,11 @@ def build_parser() -> argparse.ArgumentParser:
     os_.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
     os_.set_defaults(func=_oracle(cmd_oracle_setup))
     orun = osub.add_parser("run", help="boot the scenario's machine on the real kernel, write a results folder")
-    orun.add_argument("scenario", metavar="SCENARIO")
-    orun.add_argument("-o", "--output", metavar="DIR", help="results folder (default results/<scenario name>-real)")
-    orun.add_argument("--force", action="store_true", help="replace an existing results folder")
-    orun.add_argument("--timeout", type=float, metavar="S", help="wall-clock seconds per guest (default: from the workload's size)")
-    orun.add_argument("--cache", metavar="DIR", help="the oracle's cache folder (see oracle setup)")
-    orun.add_argument("--json", action="store_true", help="print the tables as JSON")
-    orun.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
-    orun.add_argument("--append", default="", help=argparse.SUPPRESS)
+    _guest_run_args(orun, "results folder (default results/<scenario name>-real)", "replace an existing results folder", "print the tables as JSON")
     orun.set_defaults(func=_oracle(cmd_oracle_run))
 
     v = sub.add_parser("validate", help="run the twin and the real kernel, print each key counter and the twin's error")
-    v.add_argument("scenario", metavar="SCENARIO")
-    v.add_argument("-o", "--output", metavar="DIR", help="folder for both results (DIR/twin, DIR/real; default results/<name>-validate)")
-    v.add_argument("--force", action="store_true", help="replace an existing folder")
-    v.add_argument("--timeout", type=float, metavar="S", help="wall-clock seconds per guest")
-    v.add_argument("--cache", metavar="DIR", help="the oracle's cache folder")
-    v.add_argument("--json", action="store_true", help="print the comparison as JSON")
-    v.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
-    v.add_argument("--append", default="", help=argparse.SUPPRESS)
+    _guest_run_args(v, "folder for both results (DIR/twin, DIR/real; default results/<name>-validate)", "replace an existing folder", "print the comparison as JSON")
     v.set_defaults(func=_oracle(cmd_validate))
     return p
 

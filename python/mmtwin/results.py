@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -90,27 +91,17 @@ def write_benchmark(d: Path, benchmark: dict[str, Any], runs: dict[str, list[dic
                     (pd / f).write_text(dump[f])
 
 
-def write_results(
-    out: Path, scenario_text: str, resolved: dict[str, Any], runs: dict[str, dict[str, list[dict[str, Any]]]], force: bool
-) -> None:
-    """Writes the whole results folder into a temporary sibling, then renames it into place, so a
-    failure never leaves a half-written folder. `runs` maps benchmark results names to kernel
-    names to iterations. One benchmark: its kernels.json and kernel folders directly in `out`;
-    several: benchmarks.json and one such folder per benchmark."""
+@contextlib.contextmanager
+def atomic_dir(out: Path, force: bool) -> Iterator[Path]:
+    """A temporary sibling folder of `out` to write into; renamed to `out` when the block ends
+    without an exception (replacing an existing `out` only with `force`, else FileExistsError),
+    removed otherwise, so a failure never leaves a half-written folder."""
     out = Path(out)
     parent = out.parent if str(out.parent) else Path(".")
     parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=parent))
     try:
-        (tmp / "scenario.toml").write_text(scenario_text)
-        benchmarks = resolved["benchmarks"]
-        if len(benchmarks) == 1:
-            write_benchmark(tmp, benchmarks[0], runs[benchmarks[0]["name"]])
-        else:
-            (tmp / "benchmarks.json").write_text(json.dumps([b["name"] for b in benchmarks]) + "\n")
-            for b in benchmarks:
-                (tmp / b["name"]).mkdir()
-                write_benchmark(tmp / b["name"], b, runs[b["name"]])
+        yield tmp
         if out.exists():
             if not force:
                 raise FileExistsError(out)
@@ -123,3 +114,21 @@ def write_results(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def write_results(
+    out: Path, scenario_text: str, resolved: dict[str, Any], runs: dict[str, dict[str, list[dict[str, Any]]]], force: bool
+) -> None:
+    """Writes the whole results folder atomically (`atomic_dir`). `runs` maps benchmark results
+    names to kernel names to iterations. One benchmark: its kernels.json and kernel folders
+    directly in `out`; several: benchmarks.json and one such folder per benchmark."""
+    with atomic_dir(out, force) as tmp:
+        (tmp / "scenario.toml").write_text(scenario_text)
+        benchmarks = resolved["benchmarks"]
+        if len(benchmarks) == 1:
+            write_benchmark(tmp, benchmarks[0], runs[benchmarks[0]["name"]])
+        else:
+            (tmp / "benchmarks.json").write_text(json.dumps([b["name"] for b in benchmarks]) + "\n")
+            for b in benchmarks:
+                (tmp / b["name"]).mkdir()
+                write_benchmark(tmp / b["name"], b, runs[b["name"]])

@@ -7,10 +7,7 @@ release, QEMU command, wall and boot times) and `console.log`.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -91,14 +88,11 @@ def run_all(resolved: Dict[str, Any], cache: Path, timeout: Optional[float], app
 
 
 def write_real_results(out: Path, scenario_text: str, resolved: Dict[str, Any], guests: Dict[Tuple[str, str], GuestResult], force: bool) -> None:
-    """Writes the results folder into a temporary sibling and renames it into place."""
-    from mmtwin.results import write_benchmark
+    """Writes the results folder atomically (mmtwin.results.atomic_dir), in the simulator's shape,
+    with each guest's console log and boot facts (oracle.json) in its kernel folder."""
+    from mmtwin.results import atomic_dir, write_benchmark
 
-    out = Path(out)
-    parent = out.parent if str(out.parent) else Path(".")
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=parent))
-    try:
+    with atomic_dir(out, force) as tmp:
         (tmp / "scenario.toml").write_text(scenario_text)
         benchmarks = resolved["benchmarks"]
         multi = len(benchmarks) > 1
@@ -126,18 +120,6 @@ def write_real_results(out: Path, scenario_text: str, resolved: Dict[str, Any], 
                     "qemu": g.command,
                 }
                 (kd / "oracle.json").write_text(json.dumps(meta, indent=1) + "\n")
-        if out.exists():
-            if not force:
-                raise FileExistsError(out)
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=parent))
-            os.rename(out, old / "x")
-            os.rename(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def stderr_progress(quiet: bool) -> Progress:
