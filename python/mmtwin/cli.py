@@ -84,6 +84,16 @@ def check_fits(path: str, resolved: dict[str, Any], jobs: int) -> None:
         )
 
 
+def _output_dir(arg: Optional[str], name: str, force: bool) -> Path:
+    """The results folder: -o DIR (refused if it exists, unless --force), else results/NAME."""
+    if arg:
+        out = Path(arg)
+        if out.exists() and not force:
+            fail(f"{out}: already exists; choose another -o DIR or pass --force to replace it")
+        return out
+    return default_output(name)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from mmtwin import _core
     from mmtwin.results import write_results
@@ -91,12 +101,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.iterations is not None and args.iterations < 1:
         fail(f"--iterations must be at least 1, not {args.iterations}")
     text, resolved = resolve(args.scenario, args.iterations)
-    if args.output:
-        out = Path(args.output)
-        if out.exists() and not args.force:
-            fail(f"{out}: already exists; choose another -o DIR or pass --force to replace it")
-    else:
-        out = default_output(resolved["name"])
+    out = _output_dir(args.output, resolved["name"], args.force)
     if args.jobs is not None and args.jobs < 1:
         fail(f"--jobs must be at least 1, not {args.jobs}")
     iterations = resolved["iterations"]
@@ -257,25 +262,24 @@ def cmd_oracle_setup(args: argparse.Namespace) -> int:
     return 0
 
 
-def _output_dir(arg: Optional[str], name: str, force: bool) -> Path:
-    if arg:
-        out = Path(arg)
-        if out.exists() and not force:
-            fail(f"{out}: already exists; choose another -o DIR or pass --force to replace it")
-        return out
-    return default_output(name)
-
-
-def cmd_oracle_run(args: argparse.Namespace) -> int:
-    from mmtwin.oracle import cache_dir
+def _guest_prelude(args: argparse.Namespace, suffix: str) -> tuple[str, dict[str, Any], Path]:
+    """What `oracle run` and `validate` check before booting: the timeout, the scenario (one
+    iteration: every boot is one), the output folder (default results/<name><suffix>) and qemu."""
     from mmtwin.oracle.guest import find_qemu
-    from mmtwin.oracle.results import run_all, stderr_progress, write_real_results
 
     if args.timeout is not None and args.timeout <= 0:
         fail(f"--timeout must be positive, not {args.timeout}")
     text, resolved = resolve(args.scenario, 1)
-    out = _output_dir(args.output, resolved["name"] + "-real", args.force)
+    out = _output_dir(args.output, resolved["name"] + suffix, args.force)
     find_qemu()
+    return text, resolved, out
+
+
+def cmd_oracle_run(args: argparse.Namespace) -> int:
+    from mmtwin.oracle import cache_dir
+    from mmtwin.oracle.results import run_all, stderr_progress, write_real_results
+
+    text, resolved, out = _guest_prelude(args, "-real")
     guests = run_all(resolved, cache_dir(args.cache), args.timeout, args.append, stderr_progress(args.quiet))
     write_real_results(out, text, resolved, guests, force=args.force)
     if not args.quiet:
@@ -285,14 +289,9 @@ def cmd_oracle_run(args: argparse.Namespace) -> int:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from mmtwin.oracle import cache_dir
-    from mmtwin.oracle.guest import find_qemu
     from mmtwin.oracle.validate import render_text, validate
 
-    if args.timeout is not None and args.timeout <= 0:
-        fail(f"--timeout must be positive, not {args.timeout}")
-    text, resolved = resolve(args.scenario, 1)
-    out = _output_dir(args.output, resolved["name"] + "-validate", args.force)
-    find_qemu()
+    text, resolved, out = _guest_prelude(args, "-validate")
     report = validate(text, resolved, out, cache_dir(args.cache), args.timeout, args.append, args.quiet, args.force)
     if args.json:
         print(json.dumps(report, indent=1))

@@ -452,7 +452,7 @@ impl Task for Kjournald {
                         .collect();
                     Commit::Data { inodes, waits: Vec::new(), meta: t.meta }
                 } else {
-                    Commit::Log { meta: BTreeSet::new() }.with_log(mm, j, t.meta)
+                    start_log(mm, j, t.meta)
                 };
                 step(After::Continue)
             }
@@ -478,7 +478,7 @@ impl Task for Kjournald {
                     }
                     waits.pop();
                 }
-                self.state = Commit::Log { meta: BTreeSet::new() }.with_log(mm, j, meta);
+                self.state = start_log(mm, j, meta);
                 step(After::Continue)
             }
             Commit::Log { meta } => {
@@ -512,13 +512,12 @@ impl Task for Kjournald {
     }
 }
 
-impl Commit {
-    /// Starts writing the descriptor blocks and metadata copies of `meta` to the log.
-    fn with_log(self, mm: &mut Mm, j: usize, meta: BTreeSet<u64>) -> Commit {
-        let n = meta.len() as u64;
-        if n > 0 {
-            mm.jbd_write_log(j, n.div_ceil(TAGS_PER_DESCRIPTOR) + n);
-        }
-        Commit::Log { meta }
+/// Starts writing the descriptor blocks and metadata copies of `meta` to the log; the thread
+/// then waits for them.
+fn start_log(mm: &mut Mm, j: usize, meta: BTreeSet<u64>) -> Commit {
+    let n = meta.len() as u64;
+    if n > 0 {
+        mm.jbd_write_log(j, n.div_ceil(TAGS_PER_DESCRIPTOR) + n);
     }
+    Commit::Log { meta }
 }
