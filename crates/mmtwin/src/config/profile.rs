@@ -18,13 +18,17 @@ pub enum Profile {
     /// Linux 6.x (read from 6.12).
     #[serde(rename = "linux-6.x")]
     Linux6x,
+    /// Linux 6.1 (Debian 12's kernel, which the oracle boots): 6.x less what 6.2–6.12 changed
+    /// that the model distinguishes (see MmPolicy::LINUX_6_1).
+    #[serde(rename = "linux-6.1")]
+    Linux61,
 }
 
 impl Profile {
     pub fn era(self) -> Era {
         match self {
             Profile::Linux2632 | Profile::Linux30 => Era::Linux3,
-            Profile::Linux6x => Era::Linux6,
+            Profile::Linux6x | Profile::Linux61 => Era::Linux6,
         }
     }
 
@@ -33,6 +37,7 @@ impl Profile {
             Profile::Linux2632 => MmPolicy::LINUX_2_6_32,
             Profile::Linux30 => MmPolicy::LINUX_3_0,
             Profile::Linux6x => MmPolicy::LINUX_6_X,
+            Profile::Linux61 => MmPolicy::LINUX_6_1,
         }
     }
 
@@ -51,7 +56,7 @@ impl Profile {
     pub fn min_free_kbytes_max(self) -> u64 {
         match self {
             Profile::Linux2632 | Profile::Linux30 => 65536,
-            Profile::Linux6x => 262144,
+            Profile::Linux6x | Profile::Linux61 => 262144,
         }
     }
 }
@@ -75,6 +80,7 @@ pub struct PolicyOverrides {
     pub reclaim_wait: Option<ReclaimWait>,
     pub reclaim_drain: Option<ReclaimDrain>,
     pub readahead_gfp: Option<ReadaheadGfp>,
+    pub lowmem_reserve: Option<LowmemReserve>,
     pub merge_tail_heuristic: Option<bool>,
 }
 
@@ -87,7 +93,7 @@ impl PolicyOverrides {
         }
         set!(watermark_setup, watermark_check, fallback, pcp, cold_refill, zonelist, atomic_reserve,
              zonelist_cache, lru_owner, page_count_basis, reclaim_writeback, dirty_placement, reclaim_wait,
-             reclaim_drain, readahead_gfp, merge_tail_heuristic);
+             reclaim_drain, readahead_gfp, lowmem_reserve, merge_tail_heuristic);
         p
     }
 }

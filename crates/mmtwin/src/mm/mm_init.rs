@@ -187,6 +187,8 @@ impl Mm {
                 pgdat_dirty: false,
             });
         }
+        let cpu_to_node_len = cpu_to_node.len();
+        let node_cpus: Vec<Vec<usize>> = nodes.iter().map(|n| n.cpus.clone()).collect();
         let mut mm = Mm {
             pages,
             pageblock_flags,
@@ -203,6 +205,7 @@ impl Mm {
             costs: cfg.costs,
             cost_ns: 0,
             kswapd_wakeups: Vec::new(),
+            sched: crate::sim::sched::SchedState::new(cpu_to_node_len, &node_cpus),
             distance: layout.distance.clone(),
             now_ns: 0,
             lruvecs: Vec::new(),
@@ -567,7 +570,8 @@ impl Mm {
                         // 3.x: ratios below 1 count as 1; no clearing for empty zones.
                         Era::Linux3 => upper / ratio.max(1),
                         Era::Linux6 => {
-                            if ratio == 0 || lower_pages == 0 || up == 0 {
+                            let empty = up == 0 && self.policy.lowmem_reserve == LowmemReserve::ClearEmpty;
+                            if ratio == 0 || lower_pages == 0 || empty {
                                 0
                             } else {
                                 upper / ratio

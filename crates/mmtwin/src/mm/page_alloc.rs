@@ -42,6 +42,9 @@ pub struct Mm {
     pub cost_ns: u64,
     /// Nodes whose kswapd was woken and not yet told (drained by the engine).
     pub kswapd_wakeups: Vec<usize>,
+    /// The scheduler's state as the engine keeps it (which CPUs are busy, whether a woken
+    /// kswapd preempts the running step).
+    pub sched: crate::sim::sched::SchedState,
     /// NUMA distances (node_distance).
     pub distance: Vec<Vec<u32>>,
     /// Simulated time, kept current by the engine (the allocator's `jiffies`).
@@ -1456,6 +1459,7 @@ impl Mm {
         if !n.kswapd_wait_pending {
             n.kswapd_wait_pending = true;
             self.kswapd_wakeups.push(nid);
+            self.sched.kswapd_woken(nid);
         }
     }
 

@@ -186,6 +186,21 @@ pub enum PageCountBasis {
     Managed,
 }
 
+/// What lowmem_reserve a zone keeps against allocations whose highest zone is an empty one
+/// (setup_per_zone_lowmem_reserve, 4.x+ form; 3.x has its own, see mm_init).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LowmemReserve {
+    /// Up to 6.4: every higher zone index j gets managed pages of the zones up to j / ratio,
+    /// empty zones included, so DMA stays protected from a movable page-cache allocation on a
+    /// machine without a Normal zone (6.1: DMA protection (0, 190, 190, 190, 190) in a 256M
+    /// guest).
+    KeepEmpty,
+    /// 6.5+ (96a5c186efff, "don't show protection in zone's ->lowmem_reserve[] for empty
+    /// zone"): the entry of an empty higher zone is 0.
+    ClearEmpty,
+}
+
 /// Where the LRU lists live.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -215,6 +230,7 @@ pub struct MmPolicy {
     pub reclaim_wait: ReclaimWait,
     pub reclaim_drain: ReclaimDrain,
     pub readahead_gfp: ReadaheadGfp,
+    pub lowmem_reserve: LowmemReserve,
     /// buddy_merge_likely (both eras): free a block to the list tail when its parent's buddy is
     /// free, so it stays free long enough to merge.
     pub merge_tail_heuristic: bool,
@@ -238,6 +254,7 @@ impl MmPolicy {
         reclaim_wait: ReclaimWait::WaitIffCongested,
         reclaim_drain: ReclaimDrain::AnyOrder,
         readahead_gfp: ReadaheadGfp::ColdNoretry,
+        lowmem_reserve: LowmemReserve::KeepEmpty,
         merge_tail_heuristic: true,
     };
 
@@ -271,8 +288,13 @@ impl MmPolicy {
         reclaim_wait: ReclaimWait::WaitIffCongested,
         reclaim_drain: ReclaimDrain::AnyOrder,
         readahead_gfp: ReadaheadGfp::ColdNoretry,
+        lowmem_reserve: LowmemReserve::ClearEmpty,
         merge_tail_heuristic: true,
     };
+
+    /// Linux 6.1 (Debian 12's kernel, the oracle's): 6.x with what 6.2–6.12 changed that this
+    /// model distinguishes — lowmem_reserve entries of empty zones are still set.
+    pub const LINUX_6_1: MmPolicy = MmPolicy { lowmem_reserve: LowmemReserve::KeepEmpty, ..MmPolicy::LINUX_6_X };
 }
 
 /// numa_zonelist_order (3.x sysctl / boot parameter).

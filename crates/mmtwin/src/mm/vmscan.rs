@@ -274,8 +274,9 @@ impl Mm {
     // The LRU scan.
 
     /// Takes up to `nr_to_scan` pages off the tail of list `lru` (isolate_lru_pages). 6.x skips
-    /// pages of zones above `reclaim_idx` (they go back to the head). Returns the isolated pages
-    /// and the number scanned.
+    /// pages of zones above `reclaim_idx` (they go back to the head, counted in pgskip_<zone>)
+    /// and, as 4.8–6.12 do, reports them as scanned (total_scan) although only isolated pages
+    /// count towards `nr_to_scan`. Returns the isolated pages and the number scanned.
     fn isolate_lru_pages(&mut self, lv: usize, lru: LruList, nr_to_scan: u64, sc: &ScanControl) -> (Vec<Pfn>, u64) {
         let mut taken = Vec::with_capacity(nr_to_scan as usize);
         let mut skipped = Vec::new();
@@ -295,9 +296,13 @@ impl Mm {
             self.pages[pfn as usize].flags &= !PG_LRU;
             taken.push(pfn);
         }
+        let nr_skipped = skipped.len() as u64;
         for pfn in skipped.into_iter().rev() {
+            let zt = self.zones[self.page_zone(pfn)].zone_type;
+            self.events.count(VmStat::for_zone(VmStat::PgskipDma, zt), 1);
             list_add(&mut self.pages, &mut self.lruvecs[lv].lists[lru as usize], pfn);
         }
+        scanned += nr_skipped;
         let item = if lru.is_file() { ZoneStat::NrIsolatedFile } else { ZoneStat::NrIsolatedAnon };
         for &pfn in &taken {
             self.mod_page_state(pfn, item, 1);

@@ -104,6 +104,10 @@ vmstat_items! {
     AllocstallDma32 => "allocstall_dma32", New;
     AllocstallNormal => "allocstall_normal", New;
     AllocstallMovable => "allocstall_movable", New;
+    PgskipDma => "pgskip_dma", New;
+    PgskipDma32 => "pgskip_dma32", New;
+    PgskipNormal => "pgskip_normal", New;
+    PgskipMovable => "pgskip_movable", New;
     Pgfree => "pgfree", Both;
     Pgactivate => "pgactivate", Both;
     Pgdeactivate => "pgdeactivate", Both;

@@ -4,12 +4,14 @@
 //!
 //! A task's `step` does a piece of work against the memory manager and says how much CPU time it
 //! took (user and system) and what the task does next. The engine keeps each CPU busy for that
-//! long, round-robins the CPU's runnable tasks at step boundaries, wakes kswapd when the allocator
-//! asked for it, and samples /proc/vmstat at a fixed interval.
+//! long, switches between a CPU's runnable tasks at step boundaries when the running one has used
+//! its CFS slice or a woken thread preempts it (`sched`), wakes kswapd when the allocator asked
+//! for it, and samples /proc/vmstat at a fixed interval.
 
 pub mod cost;
 pub mod queue;
 pub mod rng;
+pub mod sched;
 
 use std::collections::VecDeque;
 
@@ -95,6 +97,8 @@ enum TaskState {
 struct TaskSlot {
     task: Box<dyn Task>,
     cpu: usize,
+    /// The CPUs a kernel thread may be woken on (None: bound to `cpu`, as workload tasks are).
+    allowed: Option<Vec<usize>>,
     state: TaskState,
     after: After,
     /// Incremented each time the task goes to sleep; wakeups and timeouts carry the value they
@@ -103,6 +107,8 @@ struct TaskSlot {
     timed_out: bool,
     /// The engine event during which the current step started.
     step_started: u64,
+    /// When the task last got its CPU from another task (the start of its time slice).
+    slice_start: SimTime,
 }
 
 #[derive(Default)]
@@ -207,6 +213,7 @@ impl Sim {
             let cpu = sim.mm.nodes[nid].cpus.first().copied().unwrap_or(0);
             let wq = sim.new_wait_queue();
             let tid = sim.spawn_blocked(Box::new(Kswapd::new(nid, wq)), cpu);
+            sim.tasks[tid].allowed = Some(sim.mm.sched.kswapd_cpus[nid].clone());
             sim.kswapd.push(tid);
         }
         for d in 0..sim.mm.bdevs.len() {
@@ -237,7 +244,7 @@ impl Sim {
 
     fn spawn_blocked(&mut self, task: Box<dyn Task>, cpu: usize) -> TaskId {
         let tid = self.tasks.len();
-        self.tasks.push(TaskSlot { task, cpu, state: TaskState::Blocked, after: After::Block, gen: 0, timed_out: false, step_started: 0 });
+        self.tasks.push(TaskSlot { task, cpu, allowed: None, state: TaskState::Blocked, after: After::Block, gen: 0, timed_out: false, step_started: 0, slice_start: 0 });
         tid
     }
 
@@ -245,7 +252,7 @@ impl Sim {
     fn spawn_kernel_thread_at(&mut self, task: Box<dyn Task>, cpu: usize, t: SimTime) -> TaskId {
         debug_assert!(!task.is_workload());
         let tid = self.tasks.len();
-        self.tasks.push(TaskSlot { task, cpu, state: TaskState::Sleeping, after: After::Continue, gen: 0, timed_out: false, step_started: 0 });
+        self.tasks.push(TaskSlot { task, cpu, allowed: None, state: TaskState::Sleeping, after: After::Continue, gen: 0, timed_out: false, step_started: 0, slice_start: 0 });
         self.queue.push(t, Event::Wake(tid, 0));
         tid
     }
@@ -264,7 +271,7 @@ impl Sim {
             self.live_workload += 1;
         }
         let tid = self.tasks.len();
-        self.tasks.push(TaskSlot { task, cpu, state: TaskState::Sleeping, after: After::Continue, gen: 0, timed_out: false, step_started: 0 });
+        self.tasks.push(TaskSlot { task, cpu, allowed: None, state: TaskState::Sleeping, after: After::Continue, gen: 0, timed_out: false, step_started: 0, slice_start: 0 });
         self.queue.push(self.now, Event::Wake(tid, 0));
         tid
     }
@@ -285,7 +292,7 @@ impl Sim {
                     self.mm.now_ns = self.now;
                     self.mm.blk_complete(dev);
                     self.mm.take_cost();
-                    self.flush_mm_requests(self.now);
+                    self.flush_mm_requests(self.now, None);
                 }
                 Event::Dump => self.dump(),
                 Event::Sample => {
@@ -338,9 +345,21 @@ impl Sim {
         }
         slot.timed_out = timed_out;
         slot.state = TaskState::Runnable;
+        if let Some(allowed) = &slot.allowed {
+            slot.cpu = self.mm.sched.select_cpu(slot.cpu, allowed, None);
+        }
         let cpu = slot.cpu;
+        if let Some(nid) = self.kswapd.iter().position(|&k| k == tid) {
+            self.mm.sched.kswapd_sleeping[nid] = false;
+        }
         self.cpus[cpu].runqueue.push_back(tid);
+        self.update_busy(cpu);
         self.dispatch(cpu);
+    }
+
+    /// Tells the memory manager's view of the scheduler whether `cpu` has work.
+    fn update_busy(&mut self, cpu: usize) {
+        self.mm.sched.busy[cpu] = self.cpus[cpu].current.is_some() || !self.cpus[cpu].runqueue.is_empty();
     }
 
     fn dispatch(&mut self, cpu: usize) {
@@ -348,8 +367,10 @@ impl Sim {
             return;
         }
         if let Some(tid) = self.cpus[cpu].runqueue.pop_front() {
+            self.tasks[tid].slice_start = self.now;
             self.run_step(cpu, tid);
         }
+        self.update_busy(cpu);
     }
 
     fn run_step(&mut self, cpu: usize, tid: TaskId) {
@@ -357,6 +378,9 @@ impl Sim {
         self.tasks[tid].state = TaskState::Running;
         self.tasks[tid].step_started = self.events_processed;
         self.mm.now_ns = self.now;
+        self.mm.sched.current_cpu = cpu;
+        self.mm.sched.need_resched[cpu] = false;
+        self.mm.sched.busy[cpu] = true;
         let timed_out = std::mem::take(&mut self.tasks[tid].timed_out);
         let mut step = {
             let mut cx = TaskCx { now: self.now, cpu, tid, mm: &mut self.mm, rng: &mut self.rng, timed_out };
@@ -379,12 +403,13 @@ impl Sim {
         self.tasks[tid].after = step.after;
         self.queue.push(done, Event::CpuDone(cpu));
         // Waiters become runnable when the waker's step has run (its CPU time has passed).
-        self.flush_mm_requests(done);
+        self.flush_mm_requests(done, Some(cpu));
     }
 
     /// Carries out what the memory manager asked for during an event: wait queue wakeups (at
-    /// `at`), device dispatches, kswapd wakeups.
-    fn flush_mm_requests(&mut self, at: SimTime) {
+    /// `at`), device dispatches, kswapd wakeups (now, on the CPU the scheduler picks; `waker`
+    /// is the CPU whose step asked, None from an interrupt).
+    fn flush_mm_requests(&mut self, at: SimTime, waker: Option<usize>) {
         while let Some(wq) = self.mm.wakeups.pop() {
             self.last_woken[wq] = Some(self.events_processed);
             while let Some((w, gen)) = self.wait_queues[wq].pop_front() {
@@ -397,6 +422,11 @@ impl Sim {
         while let Some(nid) = self.mm.kswapd_wakeups.pop() {
             let k = self.kswapd[nid];
             if self.tasks[k].state == TaskState::Blocked {
+                let slot = &self.tasks[k];
+                if let Some(allowed) = &slot.allowed {
+                    let cpu = self.mm.sched.select_cpu(slot.cpu, allowed, waker);
+                    self.tasks[k].cpu = cpu;
+                }
                 self.mm.cost_ns += self.mm.costs.wakeup_ns;
                 self.queue.push(self.now, Event::Wake(k, self.tasks[k].gen));
             }
@@ -413,7 +443,11 @@ impl Sim {
         }
         match self.tasks[tid].after {
             After::Continue => {
-                if self.cpus[cpu].runqueue.is_empty() {
+                // CFS: the task keeps its CPU until its slice is used, unless a task woken
+                // during the step preempts it (check_preempt_wakeup).
+                let preempted = std::mem::take(&mut self.mm.sched.need_resched[cpu]);
+                let slice = sched::sched_slice(self.cpus.len(), self.cpus[cpu].runqueue.len() + 1);
+                if self.cpus[cpu].runqueue.is_empty() || (!preempted && self.now - self.tasks[tid].slice_start < slice) {
                     self.run_step(cpu, tid);
                     return;
                 }
@@ -431,6 +465,7 @@ impl Sim {
                 slot.state = TaskState::Blocked;
                 slot.gen += 1;
                 self.wait_queues[wq].push_back((tid, slot.gen));
+                self.kswapd_sleeps(tid);
             }
             After::WaitTimeout(wq, ns) => {
                 let slot = &mut self.tasks[tid];
@@ -438,6 +473,7 @@ impl Sim {
                 slot.gen += 1;
                 self.wait_queues[wq].push_back((tid, slot.gen));
                 self.queue.push(self.now + ns, Event::Timeout(tid, slot.gen));
+                self.kswapd_sleeps(tid);
             }
             After::Block => {
                 self.tasks[tid].gen += 1;
@@ -448,6 +484,7 @@ impl Sim {
                     self.cpus[cpu].runqueue.push_back(tid);
                 } else {
                     self.tasks[tid].state = TaskState::Blocked;
+                    self.kswapd_sleeps(tid);
                 }
             }
             After::Exit => {
@@ -457,7 +494,14 @@ impl Sim {
                 }
             }
         }
+        self.update_busy(cpu);
         self.dispatch(cpu);
+    }
+
+    fn kswapd_sleeps(&mut self, tid: TaskId) {
+        if let Some(nid) = self.kswapd.iter().position(|&k| k == tid) {
+            self.mm.sched.kswapd_sleeping[nid] = true;
+        }
     }
 
     /// Number of CPUs.
@@ -526,15 +570,31 @@ mod tests {
     }
 
     #[test]
-    fn tasks_on_one_cpu_take_turns_at_step_boundaries() {
+    fn tasks_on_one_cpu_take_turns_when_their_slice_is_used() {
+        // Three CPUs: sched_latency 6 ms × (1 + ilog2 3) = 12 ms, 6 ms each for two tasks.
         let mut s = sim();
         let log: Log = Rc::default();
         for name in ["a", "b"] {
-            let t = Scripted { name, plan: vec![run(100, After::Continue), run(100, After::Exit)], step: 0, wake: None, log: log.clone() };
+            let t = Scripted { name, plan: vec![run(100, After::Continue), run(100, After::Continue), run(100, After::Exit)], step: 0, wake: None, log: log.clone() };
             s.spawn(Box::new(t), 0);
         }
         s.run(&mut |_| {});
-        assert_eq!(log.borrow().clone(), vec![("a", 0), ("b", 100), ("a", 200), ("b", 300)]);
-        assert_eq!(s.now, 400);
+        assert_eq!(log.borrow().clone(), vec![("a", 0), ("a", 100), ("a", 200), ("b", 300), ("b", 400), ("b", 500)]);
+        let mut s = sim();
+        let log: Log = Rc::default();
+        for name in ["a", "b"] {
+            let t = Scripted { name, plan: vec![run(4_000_000, After::Continue), run(4_000_000, After::Exit)], step: 0, wake: None, log: log.clone() };
+            s.spawn(Box::new(t), 0);
+        }
+        s.run(&mut |_| {});
+        assert_eq!(log.borrow().clone(), vec![("a", 0), ("a", 4_000_000), ("b", 8_000_000), ("b", 12_000_000)]);
+        let mut s = sim();
+        let log: Log = Rc::default();
+        for name in ["a", "b"] {
+            let t = Scripted { name, plan: vec![run(7_000_000, After::Continue), run(1, After::Exit)], step: 0, wake: None, log: log.clone() };
+            s.spawn(Box::new(t), 0);
+        }
+        s.run(&mut |_| {});
+        assert_eq!(log.borrow().clone(), vec![("a", 0), ("b", 7_000_000), ("a", 14_000_000), ("b", 14_000_001)]);
     }
 }

@@ -69,6 +69,10 @@ pub fn page_loop(
             // Throttled: the pause follows this step.
             return if *next >= end { Stop::Done } else { Stop::Yield };
         }
+        if cx.mm.sched.need_resched(cx.cpu) && *next < end {
+            // A thread this step woke (kswapd) preempts at the next allocation's might_sleep().
+            return Stop::Yield;
+        }
     }
     if *next >= end {
         Stop::Done
