@@ -262,16 +262,20 @@ def cmd_oracle_setup(args: argparse.Namespace) -> int:
     return 0
 
 
-def _guest_prelude(args: argparse.Namespace, suffix: str) -> tuple[str, dict[str, Any], Path]:
-    """What `oracle run` and `validate` check before booting: the timeout, the scenario (one
-    iteration: every boot is one), the output folder (default results/<name><suffix>) and qemu."""
+def _guest_prelude(args: argparse.Namespace, suffix: str, need_qemu: bool = True) -> tuple[str, dict[str, Any], Path]:
+    """What `oracle run` and `validate` check before booting: the timeout, the number of boots
+    per kernel (--iterations, default 1: the scenario's count is for the twin, whose runs are
+    cheap), the scenario, the output folder (default results/<name><suffix>) and qemu."""
     from mmtwin.oracle.guest import find_qemu
 
     if args.timeout is not None and args.timeout <= 0:
         fail(f"--timeout must be positive, not {args.timeout}")
-    text, resolved = resolve(args.scenario, 1)
+    if args.iterations < 1:
+        fail(f"--iterations must be at least 1, not {args.iterations}")
+    text, resolved = resolve(args.scenario, args.iterations)
     out = _output_dir(args.output, resolved["name"] + suffix, args.force)
-    find_qemu()
+    if need_qemu:
+        find_qemu()
     return text, resolved, out
 
 
@@ -291,8 +295,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from mmtwin.oracle import cache_dir
     from mmtwin.oracle.validate import render_text, validate
 
-    text, resolved, out = _guest_prelude(args, "-validate")
-    report = validate(text, resolved, out, cache_dir(args.cache), args.timeout, args.append, args.quiet, args.force)
+    if args.real is not None and args.iterations != 1:
+        fail("--real and --iterations do not go together: the twin runs as many iterations as the real folder holds")
+    text, resolved, out = _guest_prelude(args, "-validate", need_qemu=args.real is None)
+    if args.real is not None and not Path(args.real).is_dir():
+        fail(f"--real {args.real}: no such folder (give the output folder of `mmtwin oracle run`)")
+    report = validate(text, resolved, out, cache_dir(args.cache), args.timeout, args.append, args.quiet, args.force, args.real)
     if args.json:
         print(json.dumps(report, indent=1))
     else:
@@ -307,6 +315,7 @@ def _guest_run_args(p: argparse.ArgumentParser, output: str, force: str, json_he
     p.add_argument("--force", action="store_true", help=force)
     p.add_argument("--timeout", type=float, metavar="S", help="wall-clock seconds per guest (default: from the workload's size)")
     p.add_argument("--cache", metavar="DIR", help="the oracle's cache folder (see oracle setup)")
+    p.add_argument("-i", "--iterations", type=int, default=1, metavar="N", help="boots per workload and kernel, each with a fresh file system (default 1)")
     p.add_argument("--json", action="store_true", help=json_help)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
     p.add_argument("--append", default="", help=argparse.SUPPRESS)
@@ -374,6 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("validate", help="run the twin and the real kernel, print each key counter and the twin's error")
     _guest_run_args(v, "folder for both results (DIR/twin, DIR/real; default results/<name>-validate)", "replace an existing folder", "print the comparison as JSON")
+    v.add_argument("--real", metavar="DIR", help="reuse the real runs of an earlier `mmtwin oracle run` of this scenario instead of booting")
     v.set_defaults(func=_oracle(cmd_validate))
     return p
 

@@ -69,6 +69,23 @@ def test_bad_timeout_is_refused(tmp_path):
     assert_clean_failure(p, "--timeout")
 
 
+def test_bad_iterations_are_refused(tmp_path):
+    p = mmtwin("validate", TINY, "-o", tmp_path / "out", "--iterations", "0")
+    assert_clean_failure(p, "--iterations must be at least 1")
+    assert not (tmp_path / "out").exists()
+
+
+def test_mean_and_spread_over_runs():
+    from mmtwin.oracle.validate import compare, mean_sd
+
+    mean, sd = mean_sd([{"a": 10.0, "b": None}, {"a": 14.0, "b": 3.0}])
+    assert mean == {"a": 12.0, "b": None} and sd["a"] == pytest.approx(2.8284271) and sd["b"] is None
+    one_mean, one_sd = mean_sd([{"a": 5.0}])
+    assert one_mean == {"a": 5.0} and one_sd == {"a": None}
+    [row] = compare({"a": 12.0}, {"a": 9.0}, sd)
+    assert row == {"counter": "a", "real": 12.0, "real_sd": sd["a"], "twin": 9.0, "error": -0.25}
+
+
 # ----------------------------------------------------------------------------------------------
 # With the oracle set up (installs packages and the kernel on a fresh machine)
 
@@ -128,17 +145,25 @@ def test_real_boot_captures_sane_counters(oracle_ready, tmp_path):
 
 
 def test_validate_prints_real_twin_and_error(oracle_ready, tmp_path):
-    p = mmtwin("validate", TINY, "-o", tmp_path / "v", "-q", "--json")
+    # Two boots: the real side is a mean with a spread, the twin's a mean over two seeds.
+    p = mmtwin("validate", TINY, "-o", tmp_path / "v", "-q", "--json", "--iterations", "2")
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
     [b] = r["benchmarks"]
     [k] = b["kernels"]
+    assert k["iterations"] == 2
     rows = {row["counter"]: row for row in k["rows"]}
     for c in ("pgscan_kswapd", "pgsteal_kswapd", "pgpgout", "allocstall", "simple-writeback 1 (s)"):
         assert rows[c]["real"] is not None and rows[c]["twin"] is not None, c
+        assert rows[c]["real_sd"] is not None and rows[c]["real_sd"] >= 0, c
     pg = rows["pgpgout"]
     assert pg["error"] == pytest.approx((pg["twin"] - pg["real"]) / pg["real"])
-    assert (tmp_path / "v" / "twin" / "kernels.json").exists() and (tmp_path / "v" / "real" / "kernels.json").exists()
+    v = tmp_path / "v"
+    assert (v / "twin" / "kernels.json").exists() and (v / "real" / "kernels.json").exists()
+    [name] = json.loads((v / "real" / "kernels.json").read_text())
+    real = json.loads((v / "real" / name / "summary.json").read_text())
+    assert [it["iteration"] for it in real["iterations"]] == [0, 1]
+    assert len(json.loads((v / "real" / name / "oracle.json").read_text())["iterations"]) == 2
 
 
 def test_guest_kernel_panic_is_reported(oracle_ready, tmp_path):

@@ -210,7 +210,7 @@ fn order_above_zero_needs_big_enough_free_blocks() {
 #[test]
 fn lowmem_reserve_keeps_normal_allocations_out_of_dma() {
     // 6G: DMA, DMA32 to 4G, Normal 2G; no ZONE_MOVABLE.
-    for profile in ["linux-3.0", "linux-6.x"] {
+    for profile in ["linux-3.0", "linux-6.x", "linux-6.1"] {
         let mm = boot(profile, 1, 1, "6G", "");
         let dma = zid(0, ZoneType::Dma);
         let count = |z: usize| match profile {
@@ -225,13 +225,36 @@ fn lowmem_reserve_keeps_normal_allocations_out_of_dma() {
         assert!(mm.zone_watermark_ok(dma, 0, min, ZoneType::Dma as usize, 0), "{profile}: GFP_DMA allowed");
         let movable = ZoneType::Movable as usize;
         match profile {
-            // 3.x: an empty Movable zone still carries the cumulative reserve.
-            "linux-3.0" => assert_eq!(mm.zones[dma].lowmem_reserve[movable], upper / 256),
+            // 3.x and 6.1 (lowmem_reserve = keep-empty): an empty Movable zone still carries
+            // the cumulative reserve.
+            "linux-3.0" | "linux-6.1" => assert_eq!(mm.zones[dma].lowmem_reserve[movable], upper / 256),
             // 6.12 setup_per_zone_lowmem_reserve clears the entry of an empty upper zone, so a
             // __GFP_MOVABLE|__GFP_HIGHMEM request (highest_zoneidx = MOVABLE) sees no reserve.
             _ => assert_eq!(mm.zones[dma].lowmem_reserve[movable], 0),
         }
     }
+}
+
+#[test]
+fn kswapd_balancing_one_zone_skips_higher_zones_pages_and_counts_them_as_scanned() {
+    use mmtwin::mm::vmscan::{Reclaimer, ScanControl};
+    // 6.x (node LRU): reclaim limited to ZONE_DMA meets DMA32 pages first on the list; they go
+    // back, count in pgskip_dma32 and in the scan count (isolate_lru_folios' total_scan).
+    let mut mm = boot("linux-6.1", 1, 1, "256M", "");
+    let ino = mm.create_file(0, 0).unwrap();
+    let mut t = Default::default();
+    for index in 0..2048 {
+        mm.file_write_page(ino, index, 4096, 0, &mut t);
+    }
+    let mut sc = ScanControl::new(Reclaimer::Kswapd, Gfp::GFP_KERNEL, 0, 32, 60);
+    sc.reclaim_idx = ZoneType::Dma as usize;
+    sc.priority = 0;
+    mm.shrink_lruvec(0, &mut sc);
+    let skipped = mm.events.get(VmStat::PgskipDma32);
+    assert!(skipped > 0, "the file pages sit in DMA32 and are skipped");
+    let scanned = mm.events.get(VmStat::PgscanKswapd) + mm.events.get(VmStat::PgscanDirect);
+    let stolen = mm.events.get(VmStat::PgstealKswapd) + mm.events.get(VmStat::PgstealDirect);
+    assert!(scanned >= skipped + stolen, "skips count as scanned: {scanned} < {skipped} + {stolen}");
 }
 
 #[test]

@@ -79,6 +79,22 @@ def sysctl_lines(sysctl: Dict[str, Any]) -> List[Tuple[str, str]]:
     return out
 
 
+def guest_view(cfg: Dict[str, Any]) -> Dict[str, Any]:
+    """What of a resolved configuration shapes the real run: the guest's nodes (memory, CPUs),
+    distances, swap and file system, the sysctls /init writes and the workload. The twin's own
+    settings (policies, costs, disk model, boot reservation) are not part of it, so a real run
+    stays comparable while those are calibrated."""
+    m = cfg["machine"]
+    return {
+        "nodes": [(parse_size(n["memory"]), int(n.get("cpus", 1))) for n in m["nodes"]],
+        "distance": m.get("distance") or [],
+        "swap": parse_size(m.get("swap", 0)),
+        "fs": m.get("fs", "ext4"),
+        "sysctl": sysctl_lines(cfg["kernel"].get("sysctl", {})),
+        "workload": cfg["workload"],
+    }
+
+
 def _mem_total(machine: Dict[str, Any]) -> int:
     return sum(parse_size(n["memory"]) for n in machine["nodes"]) - sum(parse_size(h["size"]) for h in machine.get("holes", []))
 

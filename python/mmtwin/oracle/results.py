@@ -1,7 +1,8 @@
-"""`mmtwin oracle run`: every workload × kernel of a scenario booted once on the real kernel,
-written as a results folder of the same shape as a simulated run (docs/results-format.md), so
-`mmtwin compare` reads it like any other. Each kernel folder also holds `oracle.json` (kernel
-release, QEMU command, wall and boot times) and `console.log`.
+"""`mmtwin oracle run`: every workload × kernel of a scenario booted on the real kernel, once per
+iteration (a fresh guest and file system each time), written as a results folder of the same
+shape as a simulated run (docs/results-format.md), so `mmtwin compare` reads it like any other.
+Each kernel folder also holds `oracle.json` (kernel release, QEMU command, wall and boot time of
+each boot) and `console.log` (every boot's console, one after the other).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def real_label(release: str, kernel: str, nkernels: int) -> str:
     return base if nkernels == 1 else f"{base}-{kernel}"
 
 
-def as_iteration(g: GuestResult) -> Dict[str, Any]:
+def as_iteration(g: GuestResult, iteration: int = 0) -> Dict[str, Any]:
     """A guest's results in the shape `_core.run_iteration` returns, for results.write_benchmark."""
     d = g.data
     delta = vmstat_delta(d)
@@ -54,7 +55,7 @@ def as_iteration(g: GuestResult) -> Dict[str, Any]:
         dumps.append({"time_ns": t, **{f: snap.get(f, "") for f in ("buddyinfo", "pagetypeinfo", "zoneinfo", "vmstat")}})
     page_events = sum(delta.get(k, 0) for k in ("pgalloc_dma", "pgalloc_dma32", "pgalloc_normal", "pgalloc_movable", "pgfree"))
     return {
-        "iteration": 0,
+        "iteration": iteration,
         "seed": int(d.get("seed", 0)),
         "user_ns": int(d["duration"]["user"] * 1e9),
         "system_ns": int(d["duration"]["system"] * 1e9),
@@ -71,23 +72,32 @@ def as_iteration(g: GuestResult) -> Dict[str, Any]:
 Progress = Callable[[str], None]
 
 
-def run_all(resolved: Dict[str, Any], cache: Path, timeout: Optional[float], append: str, progress: Progress) -> Dict[Tuple[str, str], GuestResult]:
-    """Boots one guest per (benchmark, kernel); returns their results."""
+Guests = Dict[Tuple[str, str], List[GuestResult]]
+
+
+def run_all(resolved: Dict[str, Any], cache: Path, timeout: Optional[float], append: str, progress: Progress) -> Guests:
+    """Boots `resolved["iterations"]` guests per (benchmark, kernel), one after the other;
+    returns their results in iteration order. The iterations of one kernel follow each other so
+    that a slow host phase spreads over the kernels less than over one kernel's repeats."""
     manifest = load_manifest(cache)
     if manifest is None:
         raise OracleError(f"the oracle is not set up in {cache}; run `mmtwin oracle setup` first")
-    out: Dict[Tuple[str, str], GuestResult] = {}
+    n = int(resolved.get("iterations", 1))
+    out: Guests = {}
     for b in resolved["benchmarks"]:
         for k in b["kernels"]:
-            what = f"{b['name']} on {k['name']}"
-            progress(f"booting {what}")
-            g = boot(k["toml"], manifest, cache, timeout, append, what)
-            progress(f"  {what}: {g.wall_s:.1f} s wall, workload started at guest uptime {g.boot_s or 0:.1f} s")
-            out[(b["name"], k["name"])] = g
+            gs: List[GuestResult] = []
+            for i in range(n):
+                what = f"{b['name']} on {k['name']}" + (f" (iteration {i + 1}/{n})" if n > 1 else "")
+                progress(f"booting {what}")
+                g = boot(k["toml"], manifest, cache, timeout, append, what)
+                progress(f"  {what}: {g.wall_s:.1f} s wall, workload started at guest uptime {g.boot_s or 0:.1f} s")
+                gs.append(g)
+            out[(b["name"], k["name"])] = gs
     return out
 
 
-def write_real_results(out: Path, scenario_text: str, resolved: Dict[str, Any], guests: Dict[Tuple[str, str], GuestResult], force: bool) -> None:
+def write_real_results(out: Path, scenario_text: str, resolved: Dict[str, Any], guests: Guests, force: bool) -> None:
     """Writes the results folder atomically (mmtwin.results.atomic_dir), in the simulator's shape,
     with each guest's console log and boot facts (oracle.json) in its kernel folder."""
     from mmtwin.results import atomic_dir, write_benchmark
@@ -103,21 +113,24 @@ def write_real_results(out: Path, scenario_text: str, resolved: Dict[str, Any], 
             d.mkdir(exist_ok=True)
             kernels, runs = [], {}
             for k in b["kernels"]:
-                g = guests[(b["name"], k["name"])]
-                label = real_label(g.release, k["name"], len(b["kernels"]))
-                kernels.append({**k, "name": label, "profile": f"real-{short_release(g.release)}"})
-                runs[label] = [as_iteration(g)]
+                gs = guests[(b["name"], k["name"])]
+                label = real_label(gs[0].release, k["name"], len(b["kernels"]))
+                kernels.append({**k, "name": label, "profile": f"real-{short_release(gs[0].release)}"})
+                runs[label] = [as_iteration(g, i) for i, g in enumerate(gs)]
             write_benchmark(d, {**b, "kernels": kernels}, runs)
             for k, real in zip(b["kernels"], kernels):
-                g = guests[(b["name"], k["name"])]
+                gs = guests[(b["name"], k["name"])]
                 kd = d / real["name"]
-                (kd / "console.log").write_text(g.console)
+                if len(gs) == 1:
+                    (kd / "console.log").write_text(gs[0].console)
+                else:
+                    (kd / "console.log").write_text("".join(f"===== iteration {i} =====\n{g.console}" for i, g in enumerate(gs)))
                 meta = {
-                    "release": g.release,
+                    "release": gs[0].release,
                     "scenario_kernel": k["name"],
-                    "wall_s": round(g.wall_s, 3),
-                    "workload_start_uptime_s": g.boot_s,
-                    "qemu": g.command,
+                    "wall_s": round(sum(g.wall_s for g in gs), 3),
+                    "iterations": [{"wall_s": round(g.wall_s, 3), "workload_start_uptime_s": g.boot_s} for g in gs],
+                    "qemu": gs[0].command,
                 }
                 (kd / "oracle.json").write_text(json.dumps(meta, indent=1) + "\n")
 

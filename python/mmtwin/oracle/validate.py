@@ -1,14 +1,17 @@
 """`mmtwin validate`: the twin and the real kernel on the same scenario, counter by counter.
 
 Both runs are written under one folder (`DIR/twin`, `DIR/real`, results folders like any
-other). For each workload × kernel the report gives, per key counter and benchmark metric, the
-real value, the twin's value and the twin's relative error (twin − real) / real. With two or
-more kernels (knob settings), it also says for each counter whether the twin moves the same way
-as the real kernel from the first kernel to each other one.
+other), each with the same number of iterations (real: one boot each; twin: the scenario's seed
+sequence). For each workload × kernel the report gives, per key counter and benchmark metric,
+the real mean and its run-to-run spread (sample standard deviation as a share of the mean), the
+twin's mean and the twin's relative error (twin − real) / real. With two or more kernels (knob
+settings), it also says for each counter whether the twin moves the same way as the real kernel
+from the first kernel to each other one, on the means.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
@@ -16,6 +19,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from mmtwin.oracle import OracleError, load_toml
+from mmtwin.oracle.guest import guest_view
 from mmtwin.oracle.results import as_iteration, real_label, run_all, stderr_progress, write_real_results
 
 KEY_COUNTERS = [
@@ -62,21 +67,135 @@ def direction(a: Optional[float], b: Optional[float]) -> Optional[str]:
     return "up" if b > a else "down"
 
 
-def compare(real: Dict[str, Optional[float]], twin: Dict[str, Optional[float]]) -> List[Dict[str, Any]]:
+Values = Dict[str, Optional[float]]
+
+
+def mean_sd(runs: List[Values]) -> Tuple[Values, Values]:
+    """Per name: the mean over the runs and the sample standard deviation (None with one run, or
+    when a run lacks the name)."""
+    names: List[str] = []
+    for r in runs:
+        names += [n for n in r if n not in names]
+    mean: Values = {}
+    sd: Values = {}
+    for n in names:
+        vs = [r.get(n) for r in runs]
+        if any(v is None for v in vs):
+            mean[n], sd[n] = None, None
+            continue
+        xs = [float(v) for v in vs if v is not None]
+        m = sum(xs) / len(xs)
+        mean[n] = m
+        sd[n] = math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) if len(xs) > 1 else None
+    return mean, sd
+
+
+def compare(real: Values, twin: Values, real_sd: Optional[Values] = None) -> List[Dict[str, Any]]:
     names = list(real) + [n for n in twin if n not in real]
-    return [{"counter": n, "real": real.get(n), "twin": twin.get(n), "error": rel_error(real.get(n), twin.get(n))} for n in names]
+    sd = real_sd or {}
+    return [
+        {"counter": n, "real": real.get(n), "real_sd": sd.get(n), "twin": twin.get(n), "error": rel_error(real.get(n), twin.get(n))}
+        for n in names
+    ]
 
 
-def validate(text: str, resolved: Dict[str, Any], out: Path, cache: Path, timeout: Optional[float], append: str, quiet: bool, force: bool) -> Dict[str, Any]:
+RealRuns = Dict[Tuple[str, str], Tuple[str, List[Dict[str, Any]]]]
+
+
+def _split_metrics(summary: Dict[str, Any], n: int, where: Path) -> List[List[Dict[str, Any]]]:
+    """summary.json keeps each metric's samples of all iterations in one list, in iteration
+    order; every iteration of a workload yields as many samples, so they split evenly."""
+    per: List[List[Dict[str, Any]]] = [[] for _ in range(n)]
+    for t in summary["metrics"]:
+        for op in t["ops"]:
+            samples = op["samples"]
+            if len(samples) % n:
+                raise OracleError(f"{where}: {len(samples)} samples of {t['title']} {op['name']} do not divide among {n} iterations")
+            step = len(samples) // n
+            for i in range(n):
+                for v in samples[i * step:(i + 1) * step]:
+                    per[i].append({"table": t["title"], "op": op["name"], "unit": t["unit"], "preferred": t["preferred"], "value": v})
+    return per
+
+
+def real_iterations(real_dir: Path, resolved: Dict[str, Any]) -> int:
+    """How many iterations (boots) the real folder holds, from its first kernel's config."""
+    real_dir = Path(real_dir)
+    benchmarks = resolved["benchmarks"]
+    d = real_dir / benchmarks[0]["name"] if len(benchmarks) > 1 else real_dir
+    try:
+        name = json.loads((d / "kernels.json").read_text())[0]
+        return len(json.loads((d / name / "summary.json").read_text())["iterations"])
+    except (OSError, ValueError, IndexError, KeyError, TypeError) as e:
+        raise OracleError(f"--real {real_dir}: not a results folder of `mmtwin oracle run` of this scenario ({e})") from None
+
+
+def load_real(real_dir: Path, resolved: Dict[str, Any]) -> RealRuns:
+    """The iterations of an earlier `mmtwin oracle run` of the same scenario, per (benchmark,
+    kernel), with the real column's name. Refuses a folder whose guests differ from the
+    scenario's (guest_view: another scenario, or its machine, knobs or workload edited since);
+    the twin's own settings may have changed."""
+    real_dir = Path(real_dir)
+    benchmarks = resolved["benchmarks"]
+    out: RealRuns = {}
+    for b in benchmarks:
+        d = real_dir / b["name"] if len(benchmarks) > 1 else real_dir
+        try:
+            names = json.loads((d / "kernels.json").read_text())
+        except (OSError, ValueError) as e:
+            raise OracleError(f"--real {real_dir}: not a results folder of `mmtwin oracle run` ({d / 'kernels.json'}: {e})") from None
+        if len(names) != len(b["kernels"]):
+            raise OracleError(f"--real {real_dir}: {b['name']} has {len(names)} kernel(s), the scenario {len(b['kernels'])}")
+        for k, name in zip(b["kernels"], names):
+            kd = d / name
+            try:
+                cfg = (kd / "config.toml").read_text()
+                summary = json.loads((kd / "summary.json").read_text())
+            except (OSError, ValueError) as e:
+                raise OracleError(f"--real {real_dir}: cannot read {kd}: {e}") from None
+            if guest_view(load_toml(cfg)) != guest_view(load_toml(k["toml"])):
+                raise OracleError(
+                    f"--real {real_dir}: {kd / 'config.toml'} ran another guest than {b['name']} on {k['name']} of this scenario "
+                    "(machine nodes, distances, swap, file system, sysctls or workload differ)"
+                )
+            its = summary["iterations"]
+            metrics = _split_metrics(summary, len(its), kd)
+            out[(b["name"], k["name"])] = (
+                name,
+                [{"vmstat": it["vmstat"], "metrics": m, "elapsed_ns": int(it["duration"]["elapsed"] * 1e9)} for it, m in zip(its, metrics)],
+            )
+    return out
+
+
+def validate(
+    text: str, resolved: Dict[str, Any], out: Path, cache: Path, timeout: Optional[float], append: str, quiet: bool, force: bool,
+    real_dir: Optional[Path] = None,
+) -> Dict[str, Any]:
+    """Runs (or, with `real_dir`, reuses) the real side and the twin, writes both folders under
+    `out` atomically, and returns the report. With `real_dir` the twin runs as many iterations
+    as the real folder holds."""
     from mmtwin import _core
     from mmtwin.results import write_results
 
     progress = stderr_progress(quiet)
-    guests = run_all(resolved, cache, timeout, append, progress)
+    if real_dir is None:
+        guests = run_all(resolved, cache, timeout, append, progress)
+        real_runs: RealRuns = {
+            key: (real_label(gs[0].release, key[1], len(b["kernels"])), [as_iteration(g, i) for i, g in enumerate(gs)])
+            for b in resolved["benchmarks"]
+            for key, gs in guests.items()
+            if key[0] == b["name"]
+        }
+    else:
+        resolved = _core.resolve_scenario(text, real_iterations(real_dir, resolved))
+        real_runs = load_real(real_dir, resolved)
     progress("running the twin")
     twin_runs: Dict[str, Dict[str, List[Dict[str, Any]]]] = {}
     for b in resolved["benchmarks"]:
-        twin_runs[b["name"]] = {k["name"]: [_core.run_iteration(k["toml"], 0)] for k in b["kernels"]}
+        twin_runs[b["name"]] = {}
+        for k in b["kernels"]:
+            n = len(real_runs[(b["name"], k["name"])][1])
+            twin_runs[b["name"]][k["name"]] = [_core.run_iteration(k["toml"], i) for i in range(n)]
 
     out = Path(out)
     parent = out.parent if str(out.parent) else Path(".")
@@ -84,7 +203,10 @@ def validate(text: str, resolved: Dict[str, Any], out: Path, cache: Path, timeou
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=parent))
     try:
         write_results(tmp / "twin", text, resolved, twin_runs, force=False)
-        write_real_results(tmp / "real", text, resolved, guests, force=False)
+        if real_dir is None:
+            write_real_results(tmp / "real", text, resolved, guests, force=False)
+        else:
+            shutil.copytree(real_dir, tmp / "real")
         if out.exists():
             if not force:
                 raise FileExistsError(out)
@@ -97,20 +219,20 @@ def validate(text: str, resolved: Dict[str, Any], out: Path, cache: Path, timeou
     report: Dict[str, Any] = {"scenario": resolved["name"], "output": str(out), "benchmarks": []}
     for b in resolved["benchmarks"]:
         kernels = []
-        values: List[Tuple[Dict[str, Optional[float]], Dict[str, Optional[float]]]] = []
+        values: List[Tuple[Values, Values]] = []
         for k in b["kernels"]:
-            g = guests[(b["name"], k["name"])]
-            it = as_iteration(g)
-            real = key_values(it["vmstat"], it["metrics"])
-            t = twin_runs[b["name"]][k["name"]][0]
-            twin = key_values(dict(t["vmstat"]), t["metrics"])
+            label, its = real_runs[(b["name"], k["name"])]
+            real, real_sd = mean_sd([key_values(it["vmstat"], it["metrics"]) for it in its])
+            ts = twin_runs[b["name"]][k["name"]]
+            twin, _ = mean_sd([key_values(dict(t["vmstat"]), t["metrics"]) for t in ts])
             values.append((real, twin))
             kernels.append({
                 "kernel": k["name"],
-                "real_name": real_label(g.release, k["name"], len(b["kernels"])),
-                "real_elapsed_s": round(it["elapsed_ns"] / 1e9, 3),
-                "twin_elapsed_s": round(t["elapsed_ns"] / 1e9, 3),
-                "rows": compare(real, twin),
+                "real_name": label,
+                "iterations": len(its),
+                "real_elapsed_s": round(sum(it["elapsed_ns"] for it in its) / len(its) / 1e9, 3),
+                "twin_elapsed_s": round(sum(t["elapsed_ns"] for t in ts) / len(ts) / 1e9, 3),
+                "rows": compare(real, twin, real_sd),
             })
         directions = []
         for i in range(1, len(b["kernels"])):
@@ -132,6 +254,14 @@ def _num(v: Optional[float]) -> str:
     return f"{v:.3f}"
 
 
+def _spread(sd: Optional[float], mean: Optional[float]) -> str:
+    if sd is None or mean is None:
+        return "-"
+    if mean == 0:
+        return "0%" if sd == 0 else "-"
+    return f"{sd / abs(mean) * 100:.0f}%"
+
+
 def _err(e: Optional[float]) -> str:
     if e is None:
         return "n/a"
@@ -144,12 +274,16 @@ def render_text(report: Dict[str, Any]) -> str:
     lines: List[str] = []
     for b in report["benchmarks"]:
         for k in b["kernels"]:
-            lines.append(f"== {b['name']}: twin {k['kernel']} vs {k['real_name']} ==")
+            n = k.get("iterations", 1)
+            means = f" (means of {n} runs each; ±: the real runs' standard deviation / mean)" if n > 1 else ""
+            lines.append(f"== {b['name']}: twin {k['kernel']} vs {k['real_name']}{means} ==")
             width = max([len("counter")] + [len(r["counter"]) for r in k["rows"]])
-            lines.append(f"{'counter':<{width}} {'real':>14} {'twin':>14} {'error':>9}")
+            lines.append(f"{'counter':<{width}} {'real':>14} {'±':>5} {'twin':>14} {'error':>9}")
             for r in k["rows"]:
-                lines.append(f"{r['counter']:<{width}} {_num(r['real']):>14} {_num(r['twin']):>14} {_err(r['error']):>9}")
-            lines.append(f"{'elapsed (s; real under TCG)':<{width}} {k['real_elapsed_s']:>14} {k['twin_elapsed_s']:>14}")
+                lines.append(
+                    f"{r['counter']:<{width}} {_num(r['real']):>14} {_spread(r.get('real_sd'), r['real']):>5} {_num(r['twin']):>14} {_err(r['error']):>9}"
+                )
+            lines.append(f"{'elapsed (s; real under TCG)':<{width}} {k['real_elapsed_s']:>14} {'':>5} {k['twin_elapsed_s']:>14}")
             lines.append("")
         for d in b["directions"]:
             lines.append(f"== {b['name']}: direction of change {d['from']} -> {d['to']} ==")
