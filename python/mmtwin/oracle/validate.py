@@ -118,23 +118,11 @@ def _split_metrics(summary: Dict[str, Any], n: int, where: Path) -> List[List[Di
     return per
 
 
-def real_iterations(real_dir: Path, resolved: Dict[str, Any]) -> int:
-    """How many iterations (boots) the real folder holds, from its first kernel's config."""
-    real_dir = Path(real_dir)
-    benchmarks = resolved["benchmarks"]
-    d = real_dir / benchmarks[0]["name"] if len(benchmarks) > 1 else real_dir
-    try:
-        name = json.loads((d / "kernels.json").read_text())[0]
-        return len(json.loads((d / name / "summary.json").read_text())["iterations"])
-    except (OSError, ValueError, IndexError, KeyError, TypeError) as e:
-        raise OracleError(f"--real {real_dir}: not a results folder of `mmtwin oracle run` of this scenario ({e})") from None
-
-
 def load_real(real_dir: Path, resolved: Dict[str, Any]) -> RealRuns:
     """The iterations of an earlier `mmtwin oracle run` of the same scenario, per (benchmark,
     kernel), with the real column's name. Refuses a folder whose guests differ from the
     scenario's (guest_view: another scenario, or its machine, knobs or workload edited since);
-    the twin's own settings may have changed."""
+    the twin's own settings, and the scenario's iteration count, may differ."""
     real_dir = Path(real_dir)
     benchmarks = resolved["benchmarks"]
     out: RealRuns = {}
@@ -180,15 +168,15 @@ def validate(
     progress = stderr_progress(quiet)
     if real_dir is None:
         guests = run_all(resolved, cache, timeout, append, progress)
+        nkernels = {b["name"]: len(b["kernels"]) for b in resolved["benchmarks"]}
         real_runs: RealRuns = {
-            key: (real_label(gs[0].release, key[1], len(b["kernels"])), [as_iteration(g, i) for i, g in enumerate(gs)])
-            for b in resolved["benchmarks"]
+            key: (real_label(gs[0].release, key[1], nkernels[key[0]]), [as_iteration(g, i) for i, g in enumerate(gs)])
             for key, gs in guests.items()
-            if key[0] == b["name"]
         }
     else:
-        resolved = _core.resolve_scenario(text, real_iterations(real_dir, resolved))
         real_runs = load_real(real_dir, resolved)
+        # The twin runs as often as the real side booted, with configs that say so.
+        resolved = _core.resolve_scenario(text, len(next(iter(real_runs.values()))[1]))
     progress("running the twin")
     twin_runs: Dict[str, Dict[str, List[Dict[str, Any]]]] = {}
     for b in resolved["benchmarks"]:

@@ -280,29 +280,28 @@ impl Mm {
     fn isolate_lru_pages(&mut self, lv: usize, lru: LruList, nr_to_scan: u64, sc: &ScanControl) -> (Vec<Pfn>, u64) {
         let mut taken = Vec::with_capacity(nr_to_scan as usize);
         let mut skipped = Vec::new();
-        let mut scanned = 0;
-        while scanned < nr_to_scan {
+        while (taken.len() as u64) < nr_to_scan {
             let pfn = self.lruvecs[lv].lists[lru as usize].tail;
             if pfn == NIL {
                 break;
             }
             list_del(&mut self.pages, &mut self.lruvecs[lv].lists[lru as usize], pfn);
             self.cost_ns += self.costs.lru_op_ns;
-            if self.lruvec_zone(lv).is_none() && self.zones[self.page_zone(pfn)].zone_type as usize > sc.reclaim_idx {
-                skipped.push(pfn);
-                continue;
+            if self.lruvec_zone(lv).is_none() {
+                let zt = self.zones[self.page_zone(pfn)].zone_type;
+                if zt as usize > sc.reclaim_idx {
+                    self.events.count(VmStat::for_zone(VmStat::PgskipDma, zt), 1);
+                    skipped.push(pfn);
+                    continue;
+                }
             }
-            scanned += 1;
             self.pages[pfn as usize].flags &= !PG_LRU;
             taken.push(pfn);
         }
-        let nr_skipped = skipped.len() as u64;
+        let scanned = (taken.len() + skipped.len()) as u64;
         for pfn in skipped.into_iter().rev() {
-            let zt = self.zones[self.page_zone(pfn)].zone_type;
-            self.events.count(VmStat::for_zone(VmStat::PgskipDma, zt), 1);
             list_add(&mut self.pages, &mut self.lruvecs[lv].lists[lru as usize], pfn);
         }
-        scanned += nr_skipped;
         let item = if lru.is_file() { ZoneStat::NrIsolatedFile } else { ZoneStat::NrIsolatedAnon };
         for &pfn in &taken {
             self.mod_page_state(pfn, item, 1);

@@ -97,8 +97,6 @@ enum TaskState {
 struct TaskSlot {
     task: Box<dyn Task>,
     cpu: usize,
-    /// The CPUs a kernel thread may be woken on (None: bound to `cpu`, as workload tasks are).
-    allowed: Option<Vec<usize>>,
     state: TaskState,
     after: After,
     /// Incremented each time the task goes to sleep; wakeups and timeouts carry the value they
@@ -213,7 +211,6 @@ impl Sim {
             let cpu = sim.mm.nodes[nid].cpus.first().copied().unwrap_or(0);
             let wq = sim.new_wait_queue();
             let tid = sim.spawn_blocked(Box::new(Kswapd::new(nid, wq)), cpu);
-            sim.tasks[tid].allowed = Some(sim.mm.sched.kswapd_cpus[nid].clone());
             sim.kswapd.push(tid);
         }
         for d in 0..sim.mm.bdevs.len() {
@@ -244,7 +241,7 @@ impl Sim {
 
     fn spawn_blocked(&mut self, task: Box<dyn Task>, cpu: usize) -> TaskId {
         let tid = self.tasks.len();
-        self.tasks.push(TaskSlot { task, cpu, allowed: None, state: TaskState::Blocked, after: After::Block, gen: 0, timed_out: false, step_started: 0, slice_start: 0 });
+        self.tasks.push(TaskSlot { task, cpu, state: TaskState::Blocked, after: After::Block, gen: 0, timed_out: false, step_started: 0, slice_start: 0 });
         tid
     }
 
@@ -252,7 +249,7 @@ impl Sim {
     fn spawn_kernel_thread_at(&mut self, task: Box<dyn Task>, cpu: usize, t: SimTime) -> TaskId {
         debug_assert!(!task.is_workload());
         let tid = self.tasks.len();
-        self.tasks.push(TaskSlot { task, cpu, allowed: None, state: TaskState::Sleeping, after: After::Continue, gen: 0, timed_out: false, step_started: 0, slice_start: 0 });
+        self.tasks.push(TaskSlot { task, cpu, state: TaskState::Sleeping, after: After::Continue, gen: 0, timed_out: false, step_started: 0, slice_start: 0 });
         self.queue.push(t, Event::Wake(tid, 0));
         tid
     }
@@ -271,7 +268,7 @@ impl Sim {
             self.live_workload += 1;
         }
         let tid = self.tasks.len();
-        self.tasks.push(TaskSlot { task, cpu, allowed: None, state: TaskState::Sleeping, after: After::Continue, gen: 0, timed_out: false, step_started: 0, slice_start: 0 });
+        self.tasks.push(TaskSlot { task, cpu, state: TaskState::Sleeping, after: After::Continue, gen: 0, timed_out: false, step_started: 0, slice_start: 0 });
         self.queue.push(self.now, Event::Wake(tid, 0));
         tid
     }
@@ -345,13 +342,12 @@ impl Sim {
         }
         slot.timed_out = timed_out;
         slot.state = TaskState::Runnable;
-        if let Some(allowed) = &slot.allowed {
-            slot.cpu = self.mm.sched.select_cpu(slot.cpu, allowed, None);
-        }
-        let cpu = slot.cpu;
-        if let Some(nid) = self.kswapd.iter().position(|&k| k == tid) {
+        // Workload tasks stay on their CPU; kswapd may move within its node's CPUs.
+        if let Some(nid) = self.kswapd_node(tid) {
+            self.tasks[tid].cpu = self.mm.sched.select_cpu(self.tasks[tid].cpu, &self.mm.sched.kswapd_cpus[nid], None);
             self.mm.sched.kswapd_sleeping[nid] = false;
         }
+        let cpu = self.tasks[tid].cpu;
         self.cpus[cpu].runqueue.push_back(tid);
         self.update_busy(cpu);
         self.dispatch(cpu);
@@ -422,11 +418,7 @@ impl Sim {
         while let Some(nid) = self.mm.kswapd_wakeups.pop() {
             let k = self.kswapd[nid];
             if self.tasks[k].state == TaskState::Blocked {
-                let slot = &self.tasks[k];
-                if let Some(allowed) = &slot.allowed {
-                    let cpu = self.mm.sched.select_cpu(slot.cpu, allowed, waker);
-                    self.tasks[k].cpu = cpu;
-                }
+                self.tasks[k].cpu = self.mm.sched.select_cpu(self.tasks[k].cpu, &self.mm.sched.kswapd_cpus[nid], waker);
                 self.mm.cost_ns += self.mm.costs.wakeup_ns;
                 self.queue.push(self.now, Event::Wake(k, self.tasks[k].gen));
             }
@@ -478,7 +470,7 @@ impl Sim {
             After::Block => {
                 self.tasks[tid].gen += 1;
                 // A kswapd woken again during its pass does not miss the wakeup.
-                let rewoken = self.kswapd.iter().position(|&k| k == tid).is_some_and(|nid| self.mm.nodes[nid].kswapd_wait_pending);
+                let rewoken = self.kswapd_node(tid).is_some_and(|nid| self.mm.nodes[nid].kswapd_wait_pending);
                 if rewoken {
                     self.tasks[tid].state = TaskState::Runnable;
                     self.cpus[cpu].runqueue.push_back(tid);
@@ -498,8 +490,13 @@ impl Sim {
         self.dispatch(cpu);
     }
 
+    /// The node whose kswapd `tid` is, if it is one.
+    fn kswapd_node(&self, tid: TaskId) -> Option<usize> {
+        self.kswapd.iter().position(|&k| k == tid)
+    }
+
     fn kswapd_sleeps(&mut self, tid: TaskId) {
-        if let Some(nid) = self.kswapd.iter().position(|&k| k == tid) {
+        if let Some(nid) = self.kswapd_node(tid) {
             self.mm.sched.kswapd_sleeping[nid] = true;
         }
     }
@@ -569,32 +566,24 @@ mod tests {
         assert_eq!(s.times.user_ns, 10_000 + 5_000 + 1);
     }
 
+    /// Runs two tasks "a" and "b" with the same plan on CPU 0; returns who started when.
+    fn turns(plan: Vec<Step>) -> Vec<(&'static str, SimTime)> {
+        let mut s = sim();
+        let log: Log = Rc::default();
+        for name in ["a", "b"] {
+            s.spawn(Box::new(Scripted { name, plan: plan.clone(), step: 0, wake: None, log: log.clone() }), 0);
+        }
+        s.run(&mut |_| {});
+        let l = log.borrow().clone();
+        l
+    }
+
     #[test]
     fn tasks_on_one_cpu_take_turns_when_their_slice_is_used() {
         // Three CPUs: sched_latency 6 ms × (1 + ilog2 3) = 12 ms, 6 ms each for two tasks.
-        let mut s = sim();
-        let log: Log = Rc::default();
-        for name in ["a", "b"] {
-            let t = Scripted { name, plan: vec![run(100, After::Continue), run(100, After::Continue), run(100, After::Exit)], step: 0, wake: None, log: log.clone() };
-            s.spawn(Box::new(t), 0);
-        }
-        s.run(&mut |_| {});
-        assert_eq!(log.borrow().clone(), vec![("a", 0), ("a", 100), ("a", 200), ("b", 300), ("b", 400), ("b", 500)]);
-        let mut s = sim();
-        let log: Log = Rc::default();
-        for name in ["a", "b"] {
-            let t = Scripted { name, plan: vec![run(4_000_000, After::Continue), run(4_000_000, After::Exit)], step: 0, wake: None, log: log.clone() };
-            s.spawn(Box::new(t), 0);
-        }
-        s.run(&mut |_| {});
-        assert_eq!(log.borrow().clone(), vec![("a", 0), ("a", 4_000_000), ("b", 8_000_000), ("b", 12_000_000)]);
-        let mut s = sim();
-        let log: Log = Rc::default();
-        for name in ["a", "b"] {
-            let t = Scripted { name, plan: vec![run(7_000_000, After::Continue), run(1, After::Exit)], step: 0, wake: None, log: log.clone() };
-            s.spawn(Box::new(t), 0);
-        }
-        s.run(&mut |_| {});
-        assert_eq!(log.borrow().clone(), vec![("a", 0), ("b", 7_000_000), ("a", 14_000_000), ("b", 14_000_001)]);
+        let c = After::Continue;
+        assert_eq!(turns(vec![run(100, c), run(100, c), run(100, After::Exit)]), vec![("a", 0), ("a", 100), ("a", 200), ("b", 300), ("b", 400), ("b", 500)]);
+        assert_eq!(turns(vec![run(4_000_000, c), run(4_000_000, After::Exit)]), vec![("a", 0), ("a", 4_000_000), ("b", 8_000_000), ("b", 12_000_000)]);
+        assert_eq!(turns(vec![run(7_000_000, c), run(1, After::Exit)]), vec![("a", 0), ("b", 7_000_000), ("a", 14_000_000), ("b", 14_000_001)]);
     }
 }
