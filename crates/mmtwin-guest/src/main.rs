@@ -7,7 +7,8 @@
 //!   (after `work::prepare`, which lays down what the workload expects to find on disk);
 //! * /proc/vmstat sampled every `[sampling] interval` (at least 100 ms) while it runs;
 //! * the benchmark's metrics, with the table titles and operations the simulator reports;
-//! * user, system and elapsed time of the workload.
+//! * user, system and elapsed time of the workload, and the CPU time of kswapd and of
+//!   everything else (other kernel threads, interrupts) meanwhile.
 //!
 //! Usage: `mmtwin-guest CONFIG OUTPUT-DEVICE DIR` (DIR: where the workload's files go).
 //! The device receives `MMTWIN-ORACLE 1\n<length>\n<JSON>`; the console gets `ORACLE ...`
@@ -49,6 +50,41 @@ fn proc_snapshot() -> Value {
         m.insert(f.to_string(), Value::String(text));
     }
     Value::Object(m)
+}
+
+/// CPU time, in seconds, of the kswapd threads (/proc/PID/stat utime + stime of every task
+/// named kswapdN) and of all CPUs together outside idle and iowait (/proc/stat's cpu line).
+fn kernel_cpu() -> (f64, f64) {
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let mut kswapd = 0u64;
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for e in dir.flatten() {
+            let name = e.file_name();
+            if !name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+                continue;
+            }
+            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else { continue };
+            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else { continue };
+            if !stat[open + 1..close].starts_with("kswapd") {
+                continue;
+            }
+            // After the comm: state, ppid, ... utime is the 12th field, stime the 13th.
+            let f: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+            kswapd += f.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0) + f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        }
+    }
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let busy: u64 = stat
+        .lines()
+        .find(|l| l.starts_with("cpu "))
+        .map(|l| {
+            let v: Vec<u64> = l.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
+            // user nice system idle iowait irq softirq steal
+            [0, 1, 2, 5, 6].iter().filter_map(|&i| v.get(i)).sum()
+        })
+        .unwrap_or(0);
+    (kswapd as f64 / hz, busy as f64 / hz)
 }
 
 /// /proc/vmstat as (names, values).
@@ -99,6 +135,7 @@ fn run(config_path: &str, out_dev: &str, dir: &str) -> Result<(), String> {
     let before = proc_snapshot();
     let start = Instant::now();
     let usage0 = sys::rusage();
+    let kcpu0 = kernel_cpu();
     let timeline = Arc::new(Mutex::new(Timeline { names: Vec::new(), time_ns: Vec::new(), rows: Vec::new() }));
     timeline.lock().unwrap().push(0);
     let stop = Arc::new(AtomicBool::new(false));
@@ -124,6 +161,9 @@ fn run(config_path: &str, out_dev: &str, dir: &str) -> Result<(), String> {
     sampler.join().map_err(|_| "the vmstat sampler failed".to_string())?;
     let elapsed = start.elapsed();
     let usage1 = sys::rusage();
+    let kcpu1 = kernel_cpu();
+    let (user, system) = (usage1.0 - usage0.0, usage1.1 - usage0.1);
+    let kswapd = kcpu1.0 - kcpu0.0;
     timeline.lock().unwrap().push(elapsed.as_nanos() as u64);
     let after = proc_snapshot();
     let metrics = metrics?;
@@ -140,9 +180,11 @@ fn run(config_path: &str, out_dev: &str, dir: &str) -> Result<(), String> {
         "kernel": cfg.kernel.name,
         "seed": cfg.iteration_seed(0),
         "duration": {
-            "user": usage1.0 - usage0.0,
-            "system": usage1.1 - usage0.1,
+            "user": user,
+            "system": system,
             "elapsed": elapsed.as_secs_f64(),
+            "kswapd": kswapd,
+            "others": (kcpu1.1 - kcpu0.1 - user - system - kswapd).max(0.0),
         },
         "metrics": metrics.iter().map(|m| json!({
             "table": m.table, "preferred": m.preferred, "unit": m.unit, "op": m.op, "value": m.value,

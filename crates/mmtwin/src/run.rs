@@ -12,8 +12,12 @@ use crate::workloads::MetricSample;
 pub struct IterationResult {
     pub iteration: u32,
     pub seed: u64,
+    /// CPU time of the benchmark's tasks.
     pub user_ns: u64,
     pub system_ns: u64,
+    /// CPU time of kswapd and of the other kernel threads and daemons.
+    pub kswapd_ns: u64,
+    pub others_ns: u64,
     pub elapsed_ns: u64,
     /// Counters printed by this era, with their change over the iteration.
     pub vmstat_delta: Vec<(&'static str, i64)>,
@@ -60,6 +64,8 @@ pub fn run_iteration(cfg: &RunConfig, iteration: u32, progress: &mut dyn FnMut(f
         seed,
         user_ns: sim.times.user_ns,
         system_ns: sim.times.system_ns,
+        kswapd_ns: sim.times.kswapd_ns,
+        others_ns: sim.times.others_ns,
         elapsed_ns: sim.now,
         vmstat_delta,
         timeline_ns,

@@ -158,6 +158,14 @@ fn writeback_cleans_what_a_writer_dirtied_and_counts_pgpgout() {
     assert!(get("pgpgout") >= get("nr_written") * 4);
     let files: Vec<_> = r.metrics.iter().filter(|m| m.op == "Files/s").collect();
     assert_eq!(files.len(), 2, "one Files/s sample per loop");
+    // The benchmark's CPU time is its own (as `time fs_mark` reports it): kswapd's and the
+    // flusher's are counted apart.
+    assert!(get("kswapd_steal") > 0 && r.kswapd_ns > 0, "kswapd ran for {} ns", r.kswapd_ns);
+    assert!(r.others_ns > 0, "the flusher's writeback takes CPU time");
+    let mut slow = cfg.clone();
+    slow.machine.cpu_slowdown = 3.0;
+    let s = mmtwin::run::run_iteration(&slow, 0, &mut |_| {});
+    assert!(s.system_ns > 2 * r.system_ns, "a CPU three times slower: system time {} vs {}", s.system_ns, r.system_ns);
 }
 
 #[test]

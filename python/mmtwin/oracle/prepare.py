@@ -80,6 +80,8 @@ while read -r path value; do
 done < /oracle/sysctl
 sync
 echo 3 > /proc/sys/vm/drop_caches
+q=/sys/block/vda/queue
+say queue vda $(cat $q/scheduler $q/nr_requests $q/max_sectors_kb $q/max_hw_sectors_kb $q/max_segments $q/max_segment_size $q/read_ahead_kb 2>/dev/null)
 say run $(uptime_s)
 /bin/mmtwin-guest /oracle/config.toml /dev/vdb /mnt
 say exit $? $(uptime_s)

@@ -23,7 +23,7 @@
 //!   pass), a fixed per-request overhead, a per-segment cost (the controller fetching one
 //!   DMA descriptor per scatterlist entry), then the transfer at the device bandwidth.
 //!
-//! Device models are chosen by name (`model = "sata-2011" | "ssd" | "s390-fcp"`, see
+//! Device models are chosen by name (`model = "sata-2011" | "ssd" | "s390-fcp" | "virtio-tcg"`, see
 //! `DevicePreset`); every parameter can be overridden next to the name.
 
 use std::collections::VecDeque;
@@ -75,6 +75,13 @@ pub enum DevicePreset {
     /// throughput and latency figures are assumptions (IBM's published per-channel figures
     /// bound them), not measurements.
     S390Fcp,
+    /// A virtio-blk disk of a QEMU/TCG guest backed by a raw file on the host with
+    /// cache=unsafe (the oracle's guests, docs/oracle.md): the guest's queue as 6.1 sets it up
+    /// and reports it (/sys/block/vda/queue: mq-deadline, nr_requests 256, max_sectors_kb 1280,
+    /// max_segments 254, max_segment_size 4 GiB); no seek, since the host serves the file from
+    /// its page cache. The per-request time and the bandwidth are fitted to the real guests'
+    /// reads (docs/calibration.md).
+    VirtioTcg,
 }
 
 /// A device's performance model and queue limits (see `DevicePreset` for the named ones).
@@ -140,6 +147,17 @@ impl DevicePreset {
             DevicePreset::Sata2011 => sata,
             DevicePreset::Ssd => DeviceModel { seek_ns: 100_000, request_overhead_ns: 20_000, bandwidth: 250_000_000, skip_sectors: 0, ..sata },
             DevicePreset::S390Fcp => DeviceModel { seek_ns: 5_000_000, request_overhead_ns: 150_000, bandwidth: 100_000_000, skip_sectors: 64, ..sata },
+            DevicePreset::VirtioTcg => DeviceModel {
+                seek_ns: 0,
+                skip_sectors: 0,
+                request_overhead_ns: 50_000,
+                bandwidth: 485_000_000,
+                nr_requests: 256,
+                max_sectors_kb: 1280,
+                max_segments: 254,
+                max_segment_size: u32::MAX,
+                ..sata
+            },
         }
     }
 }

@@ -75,6 +75,20 @@ pub struct MachineSpec {
     /// touch while the benchmark runs (none by default).
     #[serde(default)]
     pub system: crate::workloads::daemons::SystemSpec,
+    /// How many times longer than the cost table's reference core this machine's CPUs take for
+    /// the same kernel work: 1 for native hardware (the default); the oracle's QEMU/TCG guest,
+    /// which translates every instruction, fits 12 (docs/calibration.md). Every entry of the
+    /// cost table (after `[costs]` overrides) is multiplied by it; device and timer times are not.
+    #[serde(default = "native_cpu", skip_serializing_if = "is_native_cpu")]
+    pub cpu_slowdown: f64,
+}
+
+fn native_cpu() -> f64 {
+    1.0
+}
+
+fn is_native_cpu(f: &f64) -> bool {
+    *f == 1.0
 }
 
 fn default_disks() -> u32 {
@@ -197,6 +211,9 @@ impl MachineSpec {
         }
         if self.swap.0 > 0 && self.swap.0 < 16 * PAGE_SIZE {
             return Err(err("swap", format!("a swap area needs at least 64K (16 pages), not {} bytes; 0 means no swap", self.swap.0)));
+        }
+        if !(self.cpu_slowdown.is_finite() && (0.01..=1000.0).contains(&self.cpu_slowdown)) {
+            return Err(err("cpu_slowdown", format!("a CPU slowdown between 0.01 and 1000 (1: native), not {}", self.cpu_slowdown)));
         }
         if !(1..=256).contains(&self.disks) {
             return Err(err("disks", format!("between 1 and 256 disks are modelled, not {}", self.disks)));
@@ -398,6 +415,7 @@ mod tests {
             mem: None,
             fs: Default::default(),
             system: Default::default(),
+            cpu_slowdown: 1.0,
         }
     }
 

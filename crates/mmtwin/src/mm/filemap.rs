@@ -158,7 +158,7 @@ impl Mm {
         if self.pages[pfn as usize].flags & PG_LOCKED != 0 {
             return PageIo::Wait(self.page_waitqueue(pfn));
         }
-        self.cost_ns += self.copy_page_cost(cpu, pfn, bytes);
+        self.cost_ns += self.copy_page_cost(cpu, pfn, bytes) + self.costs.write_begin_end_ns;
         self.mark_page_accessed(pfn);
         let newly = self.set_page_dirty(pfn);
         let i = self.inode_mut(ino);

@@ -202,7 +202,7 @@ impl Mm {
             min_free_kbytes: 0,
             totalreserve_pages: 0,
             page_group_by_mobility_disabled: false,
-            costs: cfg.costs,
+            costs: cfg.costs.scaled(cfg.machine.cpu_slowdown),
             cost_ns: 0,
             kswapd_wakeups: Vec::new(),
             sched: crate::sim::sched::SchedState::new(cpu_to_node_len, &node_cpus),

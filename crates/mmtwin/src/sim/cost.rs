@@ -3,7 +3,9 @@
 //! Elapsed times and throughputs come out of the model by charging these costs for the work the
 //! model actually does (list operations, lock round trips, page clearing, …). Defaults are order
 //! of magnitude figures for a 2011–2020 x86_64 server core; a scenario may override any of them
-//! under `[costs]`, and calibration against a real kernel (the oracle) will set them later.
+//! under `[costs]`, and `[machine] cpu_slowdown` multiplies them all for a slower CPU. The
+//! oracle's scenarios carry the values fitted to a QEMU/TCG guest (docs/calibration.md); native
+//! costs cannot be measured there, since TCG slows some operations far more than others.
 
 use serde::{Deserialize, Serialize};
 
@@ -49,6 +51,14 @@ pub struct CostTable {
     pub copy_page_ns: u64,
     /// Entering and leaving a system call.
     pub syscall_ns: u64,
+    /// The file system's ->write_begin and ->write_end for one page of a buffered write:
+    /// reserving or mapping its block, buffer heads, updating i_size and dirtying the inode
+    /// (under a journal handle on ext3/ext4). Not the page cache lookup, allocation or copy.
+    /// Default 0: the reference core's buffered write is the other entries alone (about
+    /// 1.1 µs a page); the oracle's 6.1 guest needs 1500 (× its slowdown) on top, and with as
+    /// little as 600 the 4608M ext3 run of the per-zone-dirty study no longer enters direct
+    /// reclaim (docs/calibration.md).
+    pub write_begin_end_ns: u64,
     /// Creating a file: path lookup, inode and dentry set-up, directory entry (not the slab
     /// allocations, charged separately).
     pub file_create_ns: u64,
@@ -77,6 +87,22 @@ pub struct CostTable {
     pub dio_page_ns: u64,
 }
 
+impl CostTable {
+    /// The table for a CPU `slowdown` times slower than the reference core (every entry
+    /// multiplied and rounded to the nearest ns).
+    pub fn scaled(&self, slowdown: f64) -> CostTable {
+        if slowdown == 1.0 {
+            return *self;
+        }
+        let mut v = toml::Value::try_from(self).expect("a cost table serializes");
+        for (_, x) in v.as_table_mut().expect("a table of fields").iter_mut() {
+            let ns = x.as_integer().expect("every cost is an integer");
+            *x = toml::Value::Integer((ns as f64 * slowdown).round() as i64);
+        }
+        v.try_into().expect("the scaled table has the same fields")
+    }
+}
+
 impl Default for CostTable {
     fn default() -> Self {
         CostTable {
@@ -99,6 +125,7 @@ impl Default for CostTable {
             page_cache_lookup_ns: 40,
             copy_page_ns: 600,
             syscall_ns: 150,
+            write_begin_end_ns: 0,
             file_create_ns: 12_000,
             file_unlink_ns: 8_000,
             shrink_page_ns: 120,
