@@ -401,7 +401,7 @@ impl Sim {
         if self.tasks[tid].task.is_workload() {
             self.times.user_ns += step.user_ns;
             self.times.system_ns += system;
-        } else if self.kswapd.contains(&tid) {
+        } else if self.kswapd_node(tid).is_some() {
             self.times.kswapd_ns += step.user_ns + system;
         } else {
             self.times.others_ns += step.user_ns + system;
