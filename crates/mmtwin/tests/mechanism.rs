@@ -342,6 +342,70 @@ fn pcp_6x_batch_and_high_come_from_the_zone_and_the_low_watermark() {
 }
 
 #[test]
+fn pcp_6_1_high_is_the_low_watermark_split_over_the_nodes_cpus_and_stays_fixed() {
+    let mut mm = boot("linux-6.1", 1, 2, "1G", "");
+    let z = zid(0, ZoneType::Dma32);
+    let (high, batch) = (mm.zones[z].pcp[0].high, mm.zones[z].pcp[0].batch);
+    assert_eq!(high, (mm.zones[z].low_wmark_pages() as u32 / 2).max(batch * 4));
+    assert_eq!((mm.zones[z].pcp[0].high_min, mm.zones[z].pcp[0].high_max), (high, high), "no auto-tuning range");
+    let pages: Vec<u32> = (0..4 * high).map(|_| mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap()).collect();
+    for &p in &pages {
+        mm.free_pages(p, 0, 0);
+        assert!(mm.zones[z].pcp[0].count < high, "never holds high pages after a free");
+    }
+    assert_eq!(mm.zones[z].pcp[0].high, high, "a run of frees does not raise high (6.7 would)");
+    mm.refresh_cpu_vm_stats(0);
+    assert_eq!(mm.zones[z].pcp[0].high, high, "nor does the vmstat refresh decay it");
+    check_all(&mm).unwrap();
+}
+
+#[test]
+fn pcp_6_1_drains_double_while_frees_run_without_an_allocation() {
+    let mut mm = boot("linux-6.1", 1, 1, "1G", "");
+    let z = zid(0, ZoneType::Dma32);
+    let (high, batch) = (mm.zones[z].pcp[0].high, mm.zones[z].pcp[0].batch);
+    let pages: Vec<u32> = (0..4 * high).map(|_| mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap()).collect();
+    mm.drain_all_pages();
+    let mut drains = Vec::new();
+    let mut before = 0;
+    for &p in &pages[..2 * high as usize] {
+        mm.free_pages(p, 0, 0);
+        let count = mm.zones[z].pcp[0].count;
+        if count < before + 1 {
+            drains.push(before + 1 - count);
+        }
+        before = count;
+    }
+    assert!(drains.len() >= 3, "several drains: {drains:?}");
+    let expect: Vec<u32> = (0..drains.len() as u32).map(|i| (batch << i).min(high - batch)).collect();
+    assert_eq!(drains, expect, "batch, 2 × batch, 4 × batch, ... up to high - batch");
+    // An allocation halves the factor: the next drain is half the last.
+    let factor = mm.zones[z].pcp[0].free_factor;
+    mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
+    assert_eq!(mm.zones[z].pcp[0].free_factor, factor / 2);
+    check_all(&mm).unwrap();
+}
+
+#[test]
+fn pcp_6_1_keeps_four_batches_while_the_zone_is_reclaim_active() {
+    let mut mm = boot("linux-6.1", 1, 1, "1G", "");
+    let z = zid(0, ZoneType::Dma32);
+    let (high, batch) = (mm.zones[z].pcp[0].high, mm.zones[z].pcp[0].batch);
+    assert!(high > 4 * batch, "a 1G zone's high ({high}) is above 4 batches ({batch})");
+    let pages: Vec<u32> = (0..high).map(|_| mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap()).collect();
+    mm.drain_all_pages();
+    mm.zones[z].flags |= ZONE_RECLAIM_ACTIVE;
+    let mut peak = 0;
+    for &p in &pages {
+        mm.free_pages(p, 0, 0);
+        peak = peak.max(mm.zones[z].pcp[0].count);
+    }
+    assert!(peak < 4 * batch, "kswapd at work: at most 4 batches stay on the list (peak {peak})");
+    mm.zones[z].flags &= !ZONE_RECLAIM_ACTIVE;
+    check_all(&mm).unwrap();
+}
+
+#[test]
 fn zonelists_follow_node_or_zone_order() {
     let node = boot("linux-3.0", 2, 1, "6G", "sysctl = { numa_zonelist_order = \"node\" }");
     let zone = boot("linux-3.0", 2, 1, "6G", "sysctl = { numa_zonelist_order = \"zone\" }");

@@ -208,3 +208,100 @@ fn kswapd_balances_a_zone_to_its_high_watermark_naps_then_sleeps() {
     assert!(mm.events.get(VmStat::KswapdSteal) > 0);
     assert!(mm.events.get(VmStat::Pageoutrun) >= 1);
 }
+
+#[test]
+fn kswapd_6x_marks_its_zones_reclaim_active_while_it_balances() {
+    use mmtwin::mm::mmzone::ZONE_RECLAIM_ACTIVE;
+    use mmtwin::mm::vmscan::Kswapd;
+    use mmtwin::sim::rng::Rng;
+    use mmtwin::sim::{After, Task, TaskCx};
+    for profile in ["linux-6.1", "linux-6.x"] {
+        let mut mm = boot(profile, 1, 1, "64M", "");
+        let z = zid(0, ZoneType::Dma32);
+        let ino = mm.create_file(0, 0).unwrap();
+        let mapping = mm.inode(ino).mapping;
+        let mut i = 0;
+        while mm.kswapd_wakeups.is_empty() {
+            let pfn = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
+            mm.add_to_page_cache_lru(pfn, mapping, i);
+            mm.pages[pfn as usize].flags |= PG_UPTODATE;
+            i += 1;
+        }
+        assert_eq!(mm.zones[z].flags & ZONE_RECLAIM_ACTIVE, 0, "{profile}: not before kswapd runs");
+        let mut k = Kswapd::new(0, usize::MAX);
+        let mut rng = Rng::new(1);
+        let mut cx = TaskCx { now: 0, cpu: 0, tid: 0, mm: &mut mm, rng: &mut rng, timed_out: false };
+        k.step(&mut cx);
+        assert_ne!(mm.zones[z].flags & ZONE_RECLAIM_ACTIVE, 0, "{profile}: set when balance_pgdat starts");
+        let mut timed_out = false;
+        for _ in 0..100 {
+            let mut cx = TaskCx { now: 0, cpu: 0, tid: 0, mm: &mut mm, rng: &mut rng, timed_out };
+            let s = k.step(&mut cx);
+            timed_out = matches!(s.after, After::WaitTimeout(..));
+            if timed_out || s.after == After::Block {
+                break;
+            }
+        }
+        assert!(timed_out, "{profile}: kswapd balanced the zone and napped");
+        assert_eq!(mm.zones[z].flags & ZONE_RECLAIM_ACTIVE, 0, "{profile}: cleared when balanced");
+    }
+}
+
+/// A 6.x node whose page cache has pushed free memory below the low watermark.
+fn node_below_low(profile: &str) -> Mm {
+    let mut mm = boot(profile, 1, 1, "256M", "");
+    let ino = mm.create_file(0, 0).unwrap();
+    let mapping = mm.inode(ino).mapping;
+    let mut i = 0;
+    while mm.kswapd_wakeups.is_empty() {
+        let pfn = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
+        mm.add_to_page_cache_lru(pfn, mapping, i);
+        mm.pages[pfn as usize].flags |= PG_UPTODATE;
+        i += 1;
+    }
+    mm
+}
+
+#[test]
+fn kswapd_6x_lowers_its_priority_only_when_a_pass_scans_less_than_it_must_reclaim() {
+    use mmtwin::mm::vmscan::PassOutcome;
+    let hz = ZoneType::Dma32 as usize;
+    let mut mm = node_below_low("linux-6.1");
+    let mut sc = ScanControl::new(Reclaimer::Kswapd, Gfp::GFP_KERNEL, 0, u64::MAX, mm.sysctl.swappiness);
+    // DEF_PRIORITY scans lru >> 12 pages: far fewer than the high watermarks' sum.
+    let out = mm.balance_pgdat_pass_6x(0, hz, 12, &mut sc, &mut 0);
+    assert!(sc.nr_scanned < sc.nr_to_reclaim);
+    assert_eq!(out, PassOutcome::Continue { priority: 11 });
+    // Priority 2 scans a quarter of the LRU, more than the target: the priority stays.
+    let mut mm = node_below_low("linux-6.1");
+    let mut sc = ScanControl::new(Reclaimer::Kswapd, Gfp::GFP_KERNEL, 0, u64::MAX, mm.sysctl.swappiness);
+    let out = mm.balance_pgdat_pass_6x(0, hz, 2, &mut sc, &mut 0);
+    assert!(sc.nr_scanned >= sc.nr_to_reclaim, "scanned {} of {}", sc.nr_scanned, sc.nr_to_reclaim);
+    assert_eq!(out, PassOutcome::Continue { priority: 2 });
+}
+
+#[test]
+fn kswapd_6x_works_off_a_boost_without_writeback_and_drops_it_when_the_node_is_unbalanced() {
+    use mmtwin::mm::vmscan::PassOutcome;
+    let hz = ZoneType::Dma32 as usize;
+    // Balanced node, boosted watermark: reclaim the boost, with neither writeback nor swap.
+    let mut mm = boot("linux-6.1", 1, 1, "256M", "");
+    cache_pages(&mut mm, 20_000, 0);
+    assert!(mm.pgdat_balanced(0, 0, hz));
+    let mut sc = ScanControl::new(Reclaimer::Kswapd, Gfp::GFP_KERNEL, 0, u64::MAX, mm.sysctl.swappiness);
+    let mut boost = 500;
+    let out = mm.balance_pgdat_pass_6x(0, hz, 12, &mut sc, &mut boost);
+    assert!(!sc.may_writepage && !sc.may_swap, "boosted reclaim does no I/O");
+    assert!(sc.nr_reclaimed > 0 && boost == 500 - sc.nr_reclaimed.min(500), "the boost shrinks by what was reclaimed");
+    assert!(matches!(out, PassOutcome::Continue { .. }));
+    // Unbalanced node: the boost is dropped and the run restarts at DEF_PRIORITY.
+    let mut mm = node_below_low("linux-6.1");
+    assert!(!mm.pgdat_balanced(0, 0, hz));
+    let mut sc = ScanControl::new(Reclaimer::Kswapd, Gfp::GFP_KERNEL, 0, u64::MAX, mm.sysctl.swappiness);
+    let mut boost = 500;
+    let out = mm.balance_pgdat_pass_6x(0, hz, 5, &mut sc, &mut boost);
+    assert_eq!(boost, 0);
+    assert_eq!(sc.priority, 12, "restarted at DEF_PRIORITY");
+    assert!(sc.may_writepage);
+    assert_eq!(out, PassOutcome::Continue { priority: 11 });
+}

@@ -616,6 +616,10 @@ impl Mm {
                     (6 * batch, 6 * batch, batch.max(1))
                 }
             }
+            PcpPolicy::OrderListsFixedHigh => {
+                let h = self.zone_highsize(zid, batch, self.sysctl.percpu_pagelist_high_fraction);
+                (h, h, batch)
+            }
             PcpPolicy::OrderListsAutotune => {
                 let f = self.sysctl.percpu_pagelist_high_fraction;
                 if f > 0 {

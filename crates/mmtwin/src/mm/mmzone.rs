@@ -136,10 +136,12 @@ pub struct PerCpuPages {
     pub high_max: u32,
     /// Refill and drain chunk.
     pub batch: u32,
-    /// 6.x: pages freed in a row without an allocation (drives larger drains).
+    /// 6.7+: pages freed in a row without an allocation (drives larger drains).
     pub free_count: u32,
-    /// 6.x: refills double while allocations continue without frees.
+    /// 6.7+: refills double while allocations continue without frees.
     pub alloc_factor: u8,
+    /// 5.14–6.6: drains double while frees continue without allocations.
+    pub free_factor: u8,
     /// 6.x PCPF_* bits.
     pub flags: u8,
     /// Refresh rounds left before a remote zone's pcp is drained (NUMA `expire`, 3 when this

@@ -572,7 +572,7 @@ impl Mm {
     pub fn pcp_allowed_order(&self, order: usize) -> bool {
         match self.policy.pcp {
             PcpPolicy::Order0HotCold => order == 0,
-            PcpPolicy::OrderListsAutotune => order <= PAGE_ALLOC_COSTLY_ORDER || order == PAGEBLOCK_ORDER,
+            PcpPolicy::OrderListsFixedHigh | PcpPolicy::OrderListsAutotune => order <= PAGE_ALLOC_COSTLY_ORDER || order == PAGEBLOCK_ORDER,
         }
     }
 
@@ -581,7 +581,7 @@ impl Mm {
     fn pindex(&self, mt: MigrateType, order: usize) -> usize {
         match self.policy.pcp {
             PcpPolicy::Order0HotCold => mt as usize,
-            PcpPolicy::OrderListsAutotune => order_to_pindex(mt as usize, order),
+            PcpPolicy::OrderListsFixedHigh | PcpPolicy::OrderListsAutotune => order_to_pindex(mt as usize, order),
         }
     }
 
@@ -640,7 +640,7 @@ impl Mm {
         let pages = self.page_count_of(z);
         let cap = match self.policy.pcp {
             PcpPolicy::Order0HotCold => (512 * 1024) / super::PAGE_SIZE,
-            PcpPolicy::OrderListsAutotune => (1024 * 1024) / super::PAGE_SIZE,
+            PcpPolicy::OrderListsFixedHigh | PcpPolicy::OrderListsAutotune => (1024 * 1024) / super::PAGE_SIZE,
         };
         let mut batch = (pages / 1024).min(cap);
         batch /= 4;
@@ -691,12 +691,14 @@ impl Mm {
         if self.zones[zid].pcp[cpu].lists[pindex].is_empty() && !self.refill_pcplist(zid, cpu, order, mt, pindex, cold, alloc_flags) {
             return None;
         }
-        let autotune = self.policy.pcp == PcpPolicy::OrderListsAutotune;
+        let policy = self.policy.pcp;
         let take_tail = cold && self.policy.cold_refill != ColdRefill::NoColdHint;
         let Mm { pages, zones, .. } = self;
         let pcp = &mut zones[zid].pcp[cpu];
-        if autotune {
-            pcp.free_count >>= 1;
+        match policy {
+            PcpPolicy::Order0HotCold => {}
+            PcpPolicy::OrderListsFixedHigh => pcp.free_factor >>= 1,
+            PcpPolicy::OrderListsAutotune => pcp.free_count >>= 1,
         }
         let list = &mut pcp.lists[pindex];
         let pfn = if take_tail { list.tail } else { list.head };
@@ -711,6 +713,11 @@ impl Mm {
     fn refill_pcplist(&mut self, zid: usize, cpu: usize, order: usize, mt: MigrateType, pindex: usize, cold: bool, alloc_flags: AllocFlags) -> bool {
         let (batch, cold) = match self.policy.pcp {
             PcpPolicy::Order0HotCold => (self.zones[zid].pcp[cpu].batch, cold),
+            // 6.1 __rmqueue_pcplist: one batch, scaled down by the order.
+            PcpPolicy::OrderListsFixedHigh => {
+                let batch = self.zones[zid].pcp[cpu].batch;
+                (if batch > 1 { (batch >> order).max(2) } else { batch }, false)
+            }
             PcpPolicy::OrderListsAutotune => (self.nr_pcp_alloc(zid, cpu, order), false),
         };
         let got = self.rmqueue_bulk(zid, cpu, order, batch, mt, pindex, cold, alloc_flags);
@@ -765,7 +772,8 @@ impl Mm {
                     }
                 }
             }
-            PcpPolicy::OrderListsAutotune => {
+            PcpPolicy::OrderListsFixedHigh | PcpPolicy::OrderListsAutotune => {
+                let stored_type = self.policy.pcp == PcpPolicy::OrderListsFixedHigh;
                 let mut count = count as i64;
                 let mut pi = if pindex == 0 { NR_PCP_LISTS - 1 } else { pindex - 1 };
                 while count > 0 && self.zones[zid].pcp[cpu].count > 0 {
@@ -784,8 +792,11 @@ impl Mm {
                         list_del(&mut self.pages, &mut self.zones[zid].pcp[cpu].lists[pi], pfn);
                         count -= 1 << order;
                         self.zones[zid].pcp[cpu].count -= 1 << order;
-                        // 6.x frees with the pageblock's current type.
-                        let mt = self.get_pageblock_migratetype(pfn);
+                        // 6.1 frees with the type recorded when the page entered the list
+                        // (get_pcppage_migratetype) unless its block was isolated since;
+                        // 6.7+ with the pageblock's current type.
+                        let block_mt = self.get_pageblock_migratetype(pfn);
+                        let mt = if stored_type && block_mt != MigrateType::Isolate { MigrateType::from_u8(self.pages[pfn as usize].private) } else { block_mt };
                         self.__free_one_page(zid, pfn, order, mt);
                         if count <= 0 || self.zones[zid].pcp[cpu].lists[pi].is_empty() {
                             break;
@@ -796,7 +807,42 @@ impl Mm {
         }
     }
 
-    /// 6.x nr_pcp_high: the current drain threshold, shrunk under pressure, grown while freeing.
+    /// 5.14–6.6 nr_pcp_high (read from 6.1): the fixed high, or none when freeing high orders
+    /// in a burst, or at most 4 batches while kswapd reclaims the zone.
+    fn nr_pcp_high_fixed(&self, zid: usize, cpu: usize, free_high: bool) -> u32 {
+        let pcp = &self.zones[zid].pcp[cpu];
+        if pcp.high == 0 || free_high {
+            return 0;
+        }
+        if self.zones[zid].flags & ZONE_RECLAIM_ACTIVE == 0 {
+            return pcp.high;
+        }
+        (pcp.batch << 2).min(pcp.high)
+    }
+
+    /// 5.14–6.6 nr_pcp_free (read from 6.1): how many pages a drain frees — everything for a
+    /// high-order burst, else one batch doubled per drain since the last allocation
+    /// (free_factor), leaving at least a batch on the list.
+    fn nr_pcp_free_fixed(&mut self, zid: usize, cpu: usize, high: u32, free_high: bool) -> u32 {
+        let pcp = &mut self.zones[zid].pcp[cpu];
+        if free_high {
+            return pcp.count;
+        }
+        let batch = pcp.batch as i64;
+        let high = high as i64;
+        if high < batch {
+            return 1;
+        }
+        let (min_nr_free, max_nr_free) = (batch, high - batch);
+        let scaled = batch << pcp.free_factor;
+        if scaled < max_nr_free {
+            pcp.free_factor += 1;
+        }
+        // The kernel's clamp() is min(max(v, lo), hi): with high < 2 batches the maximum wins.
+        scaled.max(min_nr_free).min(max_nr_free).max(0) as u32
+    }
+
+    /// 6.7+ nr_pcp_high: the current drain threshold, shrunk under pressure, grown while freeing.
     fn nr_pcp_high(&mut self, zid: usize, cpu: usize, free_high: bool) -> u32 {
         let zflags = self.zones[zid].flags;
         let pcp = &mut self.zones[zid].pcp[cpu];
@@ -867,6 +913,19 @@ impl Mm {
                 if pcp.count >= pcp.high {
                     let batch = pcp.batch;
                     self.free_pcppages_bulk(zid, cpu, batch, pindex);
+                }
+            }
+            PcpPolicy::OrderListsFixedHigh => {
+                let free_high = {
+                    let pcp = &mut self.zones[zid].pcp[cpu];
+                    list_add(&mut self.pages, &mut pcp.lists[pindex], pfn);
+                    pcp.count += 1 << order;
+                    pcp.free_factor != 0 && order > 0 && order <= PAGE_ALLOC_COSTLY_ORDER
+                };
+                let high = self.nr_pcp_high_fixed(zid, cpu, free_high);
+                if self.zones[zid].pcp[cpu].count >= high {
+                    let to_free = self.nr_pcp_free_fixed(zid, cpu, high, free_high);
+                    self.free_pcppages_bulk(zid, cpu, to_free, pindex);
                 }
             }
             PcpPolicy::OrderListsAutotune => {
@@ -1075,9 +1134,10 @@ impl Mm {
         false
     }
 
-    /// The watermark checks of the zonelist walk for one zone. 6.x first probes the high
-    /// watermark (unless ZONE_BELOW_HIGH is set) and sets ZONE_BELOW_HIGH when it fails, which
-    /// tunes the pcp lists; then the requested watermark. Returns whether the zone may be used.
+    /// The watermark checks of the zonelist walk for one zone. 6.7+ (auto-tuned pcp lists) first
+    /// probes the high watermark (unless ZONE_BELOW_HIGH is set) and sets ZONE_BELOW_HIGH when it
+    /// fails, which tunes the pcp lists; then the requested watermark. Returns whether the zone
+    /// may be used.
     #[inline(always)]
     fn zone_allows(&mut self, zid: usize, order: usize, alloc_flags: AllocFlags, highest_zoneidx: usize) -> bool {
         let z = &self.zones[zid];
@@ -1094,7 +1154,7 @@ impl Mm {
                 let mut checks = 0;
                 let mut below_high = false;
                 let mut ok = false;
-                if z.flags & ZONE_BELOW_HIGH == 0 {
+                if z.flags & ZONE_BELOW_HIGH == 0 && self.policy.pcp == PcpPolicy::OrderListsAutotune {
                     checks += 1;
                     ok = self.zone_watermark_fast(z, order, z.high_wmark_pages(), highest_zoneidx, alloc_flags);
                     below_high = !ok;

@@ -45,7 +45,12 @@ pub enum PcpPolicy {
     /// 3.x: order-0 only, one list per pcp migratetype, batch ≤ 31, high = 6 × batch,
     /// hot requests from the head, cold from the tail; drain round-robin with batch_free.
     Order0HotCold,
-    /// 6.x: lists per (order ≤ 3, type) plus pageblock order; batch ≤ 63; high auto-tuned between
+    /// 5.14–6.6 (read from 6.1): lists per (order ≤ 3, type) plus pageblock order; batch ≤ 63;
+    /// a fixed high of the low watermark split over the node's CPUs (at least 4 batches),
+    /// capped at 4 batches while kswapd has the zone ZONE_RECLAIM_ACTIVE; a refill is one batch
+    /// (>> order); each drain in a run of frees without an allocation doubles (free_factor).
+    OrderListsFixedHigh,
+    /// 6.7+: lists per (order ≤ 3, type) plus pageblock order; batch ≤ 63; high auto-tuned between
     /// high_min and high_max; refill scaled by alloc_factor; drain list by list.
     OrderListsAutotune,
 }
@@ -293,8 +298,13 @@ impl MmPolicy {
     };
 
     /// Linux 6.1 (Debian 12's kernel, the oracle's): 6.x with what 6.2–6.12 changed that this
-    /// model distinguishes — lowmem_reserve entries of empty zones are still set.
-    pub const LINUX_6_1: MmPolicy = MmPolicy { lowmem_reserve: LowmemReserve::KeepEmpty, ..MmPolicy::LINUX_6_X };
+    /// model distinguishes — lowmem_reserve entries of empty zones are still set, and the pcp
+    /// lists have a fixed high mark (auto-tuning came in 6.7).
+    pub const LINUX_6_1: MmPolicy = MmPolicy {
+        lowmem_reserve: LowmemReserve::KeepEmpty,
+        pcp: PcpPolicy::OrderListsFixedHigh,
+        ..MmPolicy::LINUX_6_X
+    };
 }
 
 /// numa_zonelist_order (3.x sysctl / boot parameter).

@@ -13,7 +13,7 @@ use crate::sim::{After, Step, Task, TaskCx};
 
 use super::gfp::Gfp;
 use super::mm_types::*;
-use super::mmzone::{LruList, ZoneStat, ZoneType, MAX_NR_ZONES};
+use super::mmzone::{LruList, ZoneStat, ZoneType, MAX_NR_ZONES, ZONE_RECLAIM_ACTIVE};
 use super::page_alloc::Mm;
 use super::policy::{LruOwner, ReclaimWriteback};
 use super::vmstat::{Era, VmStat};
@@ -667,11 +667,22 @@ impl Mm {
                     reclaimed += self.shrink_inactive_list(lv, file, n, sc);
                 }
             }
-            if reclaimed >= sc.nr_to_reclaim && sc.priority < DEF_PRIORITY {
+            // 3.x stops at the target below DEF_PRIORITY. 6.x stops at it except for direct
+            // reclaim at DEF_PRIORITY, which does a whole batch (proportional_reclaim; the
+            // proportional nudge of the other LRU type is not modelled).
+            let stop = match self.era {
+                Era::Linux3 => sc.priority < DEF_PRIORITY,
+                Era::Linux6 => sc.who == Reclaimer::Kswapd || sc.priority < DEF_PRIORITY,
+            };
+            if reclaimed >= sc.nr_to_reclaim && stop {
                 break;
             }
         }
         sc.nr_reclaimed += reclaimed;
+        // 6.x shrink_node: progress on a node revives a kswapd that gave up on it.
+        if reclaimed > 0 && self.policy.lru_owner == LruOwner::PerNode {
+            self.nodes[lv].kswapd_failures = 0;
+        }
         if self.nr_swap_pages() > 0 && self.inactive_anon_is_low(lv) {
             self.shrink_active_list(lv, false, SWAP_CLUSTER_MAX, sc);
         }
@@ -971,11 +982,26 @@ pub struct Kswapd {
     total_scanned: u64,
     /// The wait queue of its HZ/10 nap (only wakeup_kswapd ends it early).
     nap_wq: usize,
+    /// 6.x: the watermark boosts this balance_pgdat run found (zone_boosts), and how much of
+    /// their sum is still to be reclaimed before boosting ends (nr_boost_reclaim).
+    zone_boosts: [u64; MAX_NR_ZONES],
+    nr_boost_reclaim: u64,
 }
 
 impl Kswapd {
     pub fn new(nid: usize, nap_wq: usize) -> Kswapd {
-        Kswapd { nid, name: format!("kswapd{nid}"), state: KswapdState::Idle, order: 0, classzone_idx: 0, sc: None, total_scanned: 0, nap_wq }
+        Kswapd {
+            nid,
+            name: format!("kswapd{nid}"),
+            state: KswapdState::Idle,
+            order: 0,
+            classzone_idx: 0,
+            sc: None,
+            total_scanned: 0,
+            nap_wq,
+            zone_boosts: [0; MAX_NR_ZONES],
+            nr_boost_reclaim: 0,
+        }
     }
 
     /// Takes the request left by wakeup_kswapd (kswapd_max_order, classzone_idx).
@@ -987,8 +1013,22 @@ impl Kswapd {
         self.classzone_idx = if self.state == KswapdState::Idle { hz } else { self.classzone_idx.max(hz) };
     }
 
+    /// Enters balance_pgdat: counts the run, and in 6.x notes the node's watermark boosts up
+    /// to the request's zone and marks those zones ZONE_RECLAIM_ACTIVE.
     fn start_balance(&mut self, mm: &mut Mm) {
         mm.events.count(VmStat::Pageoutrun, 1);
+        if mm.era == Era::Linux6 {
+            let first = self.nid * MAX_NR_ZONES;
+            self.zone_boosts = [0; MAX_NR_ZONES];
+            for i in 0..=self.classzone_idx {
+                let z = &mm.zones[first + i];
+                if z.managed_pages > 0 {
+                    self.zone_boosts[i] = z.watermark_boost;
+                }
+            }
+            self.nr_boost_reclaim = self.zone_boosts.iter().sum();
+            self.set_reclaim_active(mm, true);
+        }
         let mut sc = ScanControl::new(Reclaimer::Kswapd, Gfp::GFP_KERNEL, self.order, u64::MAX, mm.sysctl.swappiness);
         sc.may_writepage = true; // !laptop_mode
         self.sc = Some(sc);
@@ -1022,32 +1062,42 @@ impl Task for Kswapd {
                 let saved = mm.enter_reclaim(Reclaimer::Kswapd, cx.cpu);
                 let outcome = match mm.era {
                     Era::Linux3 => mm.balance_pgdat_pass_3x(self.nid, self.order, self.classzone_idx, priority, self.sc.as_mut().unwrap(), &mut self.total_scanned),
-                    Era::Linux6 => mm.balance_pgdat_pass_6x(self.nid, self.order, self.classzone_idx, priority, self.sc.as_mut().unwrap()),
+                    Era::Linux6 => mm.balance_pgdat_pass_6x(self.nid, self.classzone_idx, priority, self.sc.as_mut().unwrap(), &mut self.nr_boost_reclaim),
                 };
                 mm.leave_reclaim(saved);
                 let wait = std::mem::take(&mut mm.sleep_ns);
                 let after = if wait > 0 { After::Sleep(wait) } else { After::Continue };
                 match outcome {
-                    PassOutcome::Next => self.state = KswapdState::Balance { priority: priority - 1 },
-                    PassOutcome::Restart => {
+                    PassOutcome::Continue { priority } => self.state = KswapdState::Balance { priority },
+                    PassOutcome::Restart if mm.era == Era::Linux3 => {
                         // Not balanced after reclaiming a batch (or at priority 0): go again
                         // from the top; a high order that got nowhere falls back to order 0.
                         if self.sc.as_ref().unwrap().nr_reclaimed < SWAP_CLUSTER_MAX {
                             self.order = 0;
                         }
-                        if mm.era == Era::Linux6 && self.sc.as_ref().unwrap().nr_reclaimed == 0 {
+                        self.start_balance(mm);
+                    }
+                    PassOutcome::Restart => {
+                        // balance_pgdat ran out of priorities (or a boost made no progress)
+                        // without balancing the node. kswapd() goes round: the order it ended
+                        // at, no sleep since the node is unbalanced, and a new run — unless
+                        // MAX_RECLAIM_RETRIES runs in a row reclaimed nothing.
+                        let sc = self.sc.as_ref().unwrap();
+                        self.order = sc.order;
+                        if sc.nr_reclaimed == 0 {
                             mm.nodes[self.nid].kswapd_failures += 1;
-                            if mm.nodes[self.nid].kswapd_failures >= MAX_RECLAIM_RETRIES {
-                                self.finish(mm);
-                                self.state = KswapdState::Idle;
-                                return Step { user_ns: 0, system_ns: cost0, after: After::Block };
-                            }
                         }
+                        self.finish(mm);
+                        if mm.nodes[self.nid].kswapd_failures >= MAX_RECLAIM_RETRIES {
+                            self.state = KswapdState::Idle;
+                            return Step { user_ns: 0, system_ns: cost0, after: After::Block };
+                        }
+                        mm.events.count(VmStat::KswapdHighWmarkHitQuickly, 1);
                         self.start_balance(mm);
                     }
                     PassOutcome::Balanced => {
                         if mm.era == Era::Linux6 {
-                            mm.nodes[self.nid].kswapd_failures = 0;
+                            self.order = self.sc.as_ref().unwrap().order;
                         }
                         self.finish(mm);
                         self.state = KswapdState::Nap;
@@ -1086,12 +1136,46 @@ impl Task for Kswapd {
 }
 
 impl Kswapd {
+    /// Leaves balance_pgdat. 6.x clears ZONE_RECLAIM_ACTIVE and takes off each zone's boost
+    /// what it was when the run began (boosts raised meanwhile stay for the next run).
     fn finish(&mut self, mm: &mut Mm) {
         let first = self.nid * MAX_NR_ZONES;
-        for z in &mut mm.zones[first..first + MAX_NR_ZONES] {
-            z.watermark_boost = 0;
+        match mm.era {
+            Era::Linux3 => {
+                for z in &mut mm.zones[first..first + MAX_NR_ZONES] {
+                    z.watermark_boost = 0;
+                }
+            }
+            Era::Linux6 => {
+                self.set_reclaim_active(mm, false);
+                for (i, z) in mm.zones[first..first + MAX_NR_ZONES].iter_mut().enumerate() {
+                    z.watermark_boost -= z.watermark_boost.min(self.zone_boosts[i]);
+                }
+                self.zone_boosts = [0; MAX_NR_ZONES];
+                self.nr_boost_reclaim = 0;
+            }
         }
         self.sc = None;
+    }
+
+    /// 6.x set_reclaim_active / clear_reclaim_active (5.13+): while kswapd balances the node,
+    /// its managed zones up to the request's highest zone carry ZONE_RECLAIM_ACTIVE, which
+    /// keeps their pcp lists short (nr_pcp_high) so freed pages reach the buddy lists.
+    fn set_reclaim_active(&self, mm: &mut Mm, active: bool) {
+        let first = self.nid * MAX_NR_ZONES;
+        // Cleared on every zone of the node: a request taken mid-balance may have raised
+        // classzone_idx since the flags were set.
+        let last = if active { first + self.classzone_idx } else { first + MAX_NR_ZONES - 1 };
+        for z in &mut mm.zones[first..=last] {
+            if z.managed_pages == 0 {
+                continue;
+            }
+            if active {
+                z.flags |= ZONE_RECLAIM_ACTIVE;
+            } else {
+                z.flags &= !ZONE_RECLAIM_ACTIVE;
+            }
+        }
     }
 
     fn nap_queue(&self) -> usize {
@@ -1102,9 +1186,11 @@ impl Kswapd {
 /// What one balance_pgdat priority pass concluded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PassOutcome {
-    /// Go on at the next lower priority.
-    Next,
-    /// Start again from DEF_PRIORITY (loop_again).
+    /// Go on at this priority (3.x: always one lower; 6.x: lower only when the pass scanned
+    /// less than it was asked to reclaim or reclaimed nothing).
+    Continue { priority: i32 },
+    /// 3.x: start again from DEF_PRIORITY (loop_again). 6.x: balance_pgdat returned with the
+    /// node unbalanced; kswapd calls it again.
     Restart,
     /// Every zone is balanced: try to sleep.
     Balanced,
@@ -1194,7 +1280,7 @@ impl Mm {
         if sc.nr_reclaimed >= SWAP_CLUSTER_MAX || priority == 0 {
             return PassOutcome::Restart;
         }
-        PassOutcome::Next
+        PassOutcome::Continue { priority: priority - 1 }
     }
 
     /// 3.x pgdat_balanced for order > 0: zones meeting the high watermark hold at least a
@@ -1205,12 +1291,27 @@ impl Mm {
         balanced > present / 4
     }
 
-    /// One priority pass of 6.x balance_pgdat: if no eligible zone meets its high watermark,
-    /// reclaim the node (kswapd_shrink_node) with nr_to_reclaim = Σ max(high, SWAP_CLUSTER_MAX)
-    /// and shrink slab; lower the priority only when the pass fell short.
-    pub fn balance_pgdat_pass_6x(&mut self, nid: usize, order: usize, highest_zoneidx: usize, priority: i32, sc: &mut ScanControl) -> PassOutcome {
-        if self.pgdat_balanced(nid, order, highest_zoneidx) {
+    /// One iteration of 6.x balance_pgdat's priority loop (read from 6.1): a boosted run that
+    /// finds the node unbalanced drops the boost and starts over at DEF_PRIORITY; a balanced
+    /// node without a boost to work off ends the run; otherwise reclaim the node
+    /// (kswapd_shrink_node, nr_to_reclaim = Σ max(high, SWAP_CLUSTER_MAX), slab included)
+    /// without writeback or swap while boosting, and lower the priority only if the pass
+    /// scanned less than nr_to_reclaim or reclaimed nothing (boosting stops at DEF_PRIORITY - 2).
+    pub fn balance_pgdat_pass_6x(&mut self, nid: usize, highest_zoneidx: usize, priority: i32, sc: &mut ScanControl, nr_boost_reclaim: &mut u64) -> PassOutcome {
+        let mut priority = priority;
+        let balanced = self.pgdat_balanced(nid, sc.order, highest_zoneidx);
+        if !balanced && *nr_boost_reclaim > 0 {
+            *nr_boost_reclaim = 0;
+            priority = DEF_PRIORITY;
+        }
+        if *nr_boost_reclaim == 0 && balanced {
             return PassOutcome::Balanced;
+        }
+        let mut raise_priority = !(*nr_boost_reclaim > 0 && priority == DEF_PRIORITY - 2);
+        sc.may_writepage = *nr_boost_reclaim == 0;
+        sc.may_swap = *nr_boost_reclaim == 0;
+        if priority < DEF_PRIORITY - 2 {
+            sc.may_writepage = true;
         }
         let first = nid * MAX_NR_ZONES;
         sc.priority = priority;
@@ -1226,17 +1327,25 @@ impl Mm {
         let lru_pages: u64 = (0..=highest_zoneidx).map(|i| self.zone_reclaimable_pages(first + i)).sum();
         self.shrink_slab(sc.nr_scanned, lru_pages, sc);
         sc.nr_reclaimed += std::mem::take(&mut self.reclaimed_slab);
-        if self.pgdat_balanced(nid, order, highest_zoneidx) {
-            return PassOutcome::Balanced;
+        // Fragmentation may keep a high order out of reach: after twice its size, order 0.
+        if sc.order > 0 && sc.nr_reclaimed >= 2u64 << sc.order {
+            sc.order = 0;
         }
-        if priority <= 1 {
+        if sc.nr_scanned >= sc.nr_to_reclaim {
+            raise_priority = false;
+        }
+        let reclaimed = sc.nr_reclaimed - before;
+        *nr_boost_reclaim -= (*nr_boost_reclaim).min(reclaimed);
+        if *nr_boost_reclaim > 0 && reclaimed == 0 {
             return PassOutcome::Restart;
         }
-        if sc.nr_reclaimed - before >= sc.nr_to_reclaim {
-            // Enough this time: stay at this priority.
+        if raise_priority || reclaimed == 0 {
+            priority -= 1;
+        }
+        if priority < 1 {
             return PassOutcome::Restart;
         }
-        PassOutcome::Next
+        PassOutcome::Continue { priority }
     }
 
     /// kswapd's sleeping_prematurely / prepare_kswapd_sleep: would the node still need work?
