@@ -305,3 +305,34 @@ fn kswapd_6x_works_off_a_boost_without_writeback_and_drops_it_when_the_node_is_u
     assert!(sc.may_writepage);
     assert_eq!(out, PassOutcome::Continue { priority: 11 });
 }
+
+#[test]
+fn kswapd_6x_flags_a_node_whose_tail_is_under_writeback_and_then_waits_for_it() {
+    let hz = ZoneType::Dma32 as usize;
+    let mut mm = node_below_low("linux-6.1");
+    // Every page of the node's inactive file list is under writeback.
+    let lv = 0;
+    let mut pfn = mm.lruvecs[lv].lists[LruList::InactiveFile as usize].head;
+    while pfn != u32::MAX {
+        mm.pages[pfn as usize].flags |= PG_WRITEBACK;
+        pfn = mm.pages[pfn as usize].next;
+    }
+    let mut sc = ScanControl::new(Reclaimer::Kswapd, Gfp::GFP_KERNEL, 0, u64::MAX, mm.sysctl.swappiness);
+    mm.balance_pgdat_pass_6x(0, hz, 10, &mut sc, &mut 0);
+    // First meeting: marked for immediate reclaim and activated; the node is PGDAT_WRITEBACK.
+    assert!(sc.nr_writeback > 0 && sc.nr_writeback == sc.nr_taken, "{} of {}", sc.nr_writeback, sc.nr_taken);
+    assert!(mm.nodes[0].pgdat_writeback);
+    assert!(!sc.throttle_writeback && sc.nr_immediate == 0);
+    assert!(mm.events.get(VmStat::Pgactivate) >= sc.nr_writeback);
+    // Pages met again with PG_reclaim while the node is PGDAT_WRITEBACK: kswapd must wait.
+    let mut pfn = mm.lruvecs[lv].lists[LruList::InactiveFile as usize].head;
+    while pfn != u32::MAX {
+        mm.pages[pfn as usize].flags |= PG_WRITEBACK | PG_RECLAIM;
+        pfn = mm.pages[pfn as usize].next;
+    }
+    let mut sc = ScanControl::new(Reclaimer::Kswapd, Gfp::GFP_KERNEL, 0, u64::MAX, mm.sysctl.swappiness);
+    mm.balance_pgdat_pass_6x(0, hz, 10, &mut sc, &mut 0);
+    assert!(sc.nr_immediate > 0 && sc.throttle_writeback);
+    assert_eq!(mm.nodes[0].nr_writeback_throttled, 1);
+    assert!(mm.nodes[0].lruvec_congested, "every page it met was congested");
+}

@@ -185,6 +185,12 @@ impl Mm {
                 zlc: Default::default(),
                 kswapd_failures: 0,
                 pgdat_dirty: false,
+                pgdat_writeback: false,
+                lruvec_congested: false,
+                nr_writeback_throttled: 0,
+                nr_reclaim_start: 0,
+                throttled_written: 0,
+                reclaim_wait_writeback: usize::MAX,
             });
         }
         let cpu_to_node_len = cpu_to_node.len();

@@ -312,6 +312,18 @@ pub struct PglistData {
     pub kswapd_failures: u32,
     /// 6.x PGDAT_DIRTY: reclaim is meeting dirty pages the flushers have not queued.
     pub pgdat_dirty: bool,
+    /// 6.x PGDAT_WRITEBACK: everything kswapd isolated in a pass was under writeback.
+    pub pgdat_writeback: bool,
+    /// 6.x LRUVEC_CONGESTED (the node's lruvec): kswapd found every dirty page it met under
+    /// writeback and already marked for immediate reclaim.
+    pub lruvec_congested: bool,
+    /// 5.16+ reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK): tasks waiting, the written-page count
+    /// when the first began (nr_reclaim_start), pages whose writeback ended while any waited
+    /// (NR_THROTTLED_WRITTEN), and the wait queue (reclaim_wait[WRITEBACK]).
+    pub nr_writeback_throttled: u32,
+    pub nr_reclaim_start: u64,
+    pub throttled_written: u64,
+    pub reclaim_wait_writeback: usize,
 }
 
 /// struct zonelist_cache: which zonelist entries were recently found full, and when the bitmap

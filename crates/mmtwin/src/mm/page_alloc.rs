@@ -1663,7 +1663,8 @@ impl Mm {
                 }
                 return None;
             }
-            if let Some(z) = ac.preferred_zone {
+            // 5.16+ has no wait here (reclaim throttles itself).
+            if let Some(z) = ac.preferred_zone.filter(|_| self.policy.reclaim_wait != super::policy::ReclaimWait::ReclaimThrottle) {
                 self.wait_iff_congested(z, super::vmscan::HZ_10_NS / 5);
             }
         }

@@ -155,6 +155,25 @@ impl Mm {
             self.rotate_reclaimable_page(pfn);
         }
         self.wake_up_page(pfn);
+        self.acct_reclaim_writeback(pfn);
+    }
+
+    /// 5.16+ acct_reclaim_writeback: while reclaimers wait in reclaim_throttle for writeback,
+    /// count the pages written and wake them once more than SWAP_CLUSTER_MAX per waiter have
+    /// completed since the first began to wait.
+    fn acct_reclaim_writeback(&mut self, pfn: Pfn) {
+        let nid = self.page_to_nid(pfn);
+        let node = &mut self.nodes[nid];
+        if node.nr_writeback_throttled == 0 {
+            return;
+        }
+        node.throttled_written += 1;
+        if node.throttled_written - node.nr_reclaim_start > super::SWAP_CLUSTER_MAX * u64::from(node.nr_writeback_throttled) {
+            let wq = node.reclaim_wait_writeback;
+            if wq != usize::MAX {
+                self.wakeups.push(wq);
+            }
+        }
     }
 
     /// rotate_reclaimable_page: a clean, inactive, unlocked LRU page goes to the tail.

@@ -144,6 +144,12 @@ pub enum ReclaimWait {
     /// loop sleep only if a write queue is congested and the zone met congestion; kswapd skips
     /// its nap while a zone is under its min watermark (kswapd_skip_congestion_wait).
     WaitIffCongested,
+    /// 5.16+ (Mel Gorman's reclaim_throttle series, 8cd7c588decf): no congestion waits and no
+    /// wait before the allocator retries; kswapd sleeps up to HZ/10 when it meets pages marked
+    /// for immediate reclaim still under writeback (woken once enough writeback completes),
+    /// direct reclaim a jiffy when kswapd found the node's dirty pages all congested or when it
+    /// made no progress at priority 1.
+    ReclaimThrottle,
 }
 
 /// Whether direct reclaim drains the per-cpu lists when the allocation after it fails.
@@ -290,7 +296,7 @@ impl MmPolicy {
         page_count_basis: PageCountBasis::Managed,
         reclaim_writeback: ReclaimWriteback::PgdatDirty,
         dirty_placement: DirtyPlacement::PerNode,
-        reclaim_wait: ReclaimWait::WaitIffCongested,
+        reclaim_wait: ReclaimWait::ReclaimThrottle,
         reclaim_drain: ReclaimDrain::AnyOrder,
         readahead_gfp: ReadaheadGfp::ColdNoretry,
         lowmem_reserve: LowmemReserve::ClearEmpty,

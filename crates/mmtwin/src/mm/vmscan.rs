@@ -15,7 +15,7 @@ use super::gfp::Gfp;
 use super::mm_types::*;
 use super::mmzone::{LruList, ZoneStat, ZoneType, MAX_NR_ZONES, ZONE_RECLAIM_ACTIVE};
 use super::page_alloc::Mm;
-use super::policy::{LruOwner, ReclaimWriteback};
+use super::policy::{LruOwner, ReclaimWait, ReclaimWriteback};
 use super::vmstat::{Era, VmStat};
 use super::{Pfn, SWAP_CLUSTER_MAX};
 use crate::fs::Writepage;
@@ -30,6 +30,9 @@ pub const KSWAPD_ZONE_BALANCE_GAP_RATIO: u64 = 100;
 pub const MAX_RECLAIM_RETRIES: u32 = 16;
 /// HZ/10 in ns: congestion_wait's and kswapd's nap.
 pub const HZ_10_NS: u64 = 100_000_000;
+/// One jiffy at HZ=250 (Debian's and most distributions' kernels): reclaim_throttle's short
+/// timeout.
+pub const JIFFY_NS: u64 = 4_000_000;
 
 /// Who is reclaiming: decides which counters move and, in places, what may be done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +67,13 @@ pub struct ScanControl {
     pub nr_dirty: u64,
     pub nr_congested: u64,
     pub nr_immediate: u64,
+    /// 6.x: pages isolated, pages met dirty or under writeback, and pages under writeback
+    /// kept for the flusher (nr.taken, nr.dirty, nr.writeback of shrink_node's reclaim_stat).
+    pub nr_taken: u64,
+    pub nr_dirty_or_writeback: u64,
+    pub nr_writeback: u64,
+    /// 5.16+: kswapd must now wait in reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK).
+    pub throttle_writeback: bool,
 }
 
 impl ScanControl {
@@ -85,6 +95,10 @@ impl ScanControl {
             nr_dirty: 0,
             nr_congested: 0,
             nr_immediate: 0,
+            nr_taken: 0,
+            nr_dirty_or_writeback: 0,
+            nr_writeback: 0,
+            throttle_writeback: false,
         }
     }
 }
@@ -409,11 +423,28 @@ impl Mm {
                 if !sc.may_unmap && flags & PG_MAPPED != 0 {
                     break 'decide;
                 }
+                if self.era == Era::Linux6 {
+                    // folio_check_dirty_writeback: what the node-level throttling decisions
+                    // count; a page back at the tail still under writeback with PG_reclaim
+                    // means the LRU is cycling faster than the disk writes.
+                    if flags & (PG_DIRTY | PG_WRITEBACK) != 0 {
+                        sc.nr_dirty_or_writeback += 1;
+                    }
+                    if flags & PG_WRITEBACK != 0 && flags & PG_RECLAIM != 0 {
+                        sc.nr_congested += 1;
+                    }
+                }
                 if flags & PG_WRITEBACK != 0 {
-                    if self.era == Era::Linux6 && flags & PG_RECLAIM != 0 {
-                        sc.nr_immediate += 1;
-                    } else if self.era == Era::Linux6 {
-                        self.pages[pfn as usize].flags |= PG_RECLAIM;
+                    if self.era == Era::Linux6 {
+                        // Case 1: kswapd meets it again while the node is PGDAT_WRITEBACK;
+                        // case 2: mark it for immediate reclaim. Both activate it.
+                        if sc.who == Reclaimer::Kswapd && flags & PG_RECLAIM != 0 && self.nodes[self.page_to_nid(pfn)].pgdat_writeback {
+                            sc.nr_immediate += 1;
+                        } else {
+                            self.pages[pfn as usize].flags |= PG_RECLAIM;
+                            sc.nr_writeback += 1;
+                        }
+                        activate = true;
                     }
                     break 'decide;
                 }
@@ -526,6 +557,7 @@ impl Mm {
             return 0;
         }
         let nr_taken = pages.len() as u64;
+        sc.nr_taken += nr_taken;
         let (dirty0, congested0, immediate0) = (sc.nr_dirty, sc.nr_congested, sc.nr_immediate);
         let (survivors, reclaimed) = self.shrink_page_list(pages, sc);
         let (nr_dirty, nr_congested) = (sc.nr_dirty - dirty0, sc.nr_congested - congested0);
@@ -540,6 +572,10 @@ impl Mm {
             None => {
                 if file && nr_dirty > 0 && nr_dirty == nr_taken && sc.nr_immediate == immediate0 {
                     self.nodes[lv].pgdat_dirty = true;
+                }
+                // 5.16+: every isolated page dirty and unqueued → nudge the flushers.
+                if self.policy.reclaim_wait == ReclaimWait::ReclaimThrottle && file && nr_dirty == nr_taken {
+                    self.wakeup_flusher_threads(nr_taken);
                 }
             }
         }
@@ -883,7 +919,12 @@ impl Mm {
                     }
                     seen_nodes.push(nid);
                 }
+                let (scanned0, reclaimed0) = (sc.nr_scanned, sc.nr_reclaimed);
                 self.shrink_zone(zid, &mut sc);
+                if self.policy.reclaim_wait == ReclaimWait::ReclaimThrottle {
+                    let nid = self.zones[zid].node;
+                    self.direct_reclaim_throttle(nid, &sc, sc.nr_scanned - scanned0, sc.nr_reclaimed - reclaimed0);
+                }
             }
             let lru_pages: u64 = zones.iter().map(|&z| self.zone_reclaimable_pages(z)).sum();
             self.shrink_slab(sc.nr_scanned, lru_pages, &sc);
@@ -892,6 +933,14 @@ impl Mm {
             if sc.nr_reclaimed >= sc.nr_to_reclaim {
                 done = true;
                 break;
+            }
+            if self.policy.reclaim_wait == ReclaimWait::ReclaimThrottle {
+                // 5.16+: no flusher wakeup or congestion wait here; writepage is allowed
+                // once the priority drops (laptop_mode aside).
+                if priority < DEF_PRIORITY - 2 {
+                    sc.may_writepage = true;
+                }
+                continue;
             }
             // Try to write back as many pages as were just scanned.
             let writeback_threshold = sc.nr_to_reclaim + sc.nr_to_reclaim / 2;
@@ -941,6 +990,41 @@ impl Mm {
         }
     }
 
+    /// 5.16+ throttling of direct reclaim after it shrank node `nid` (the end of shrink_node,
+    /// then consider_reclaim_throttle): a jiffy's sleep when kswapd flagged the node's lruvec
+    /// congested, and when a priority-1 pass reclaimed nothing — unless the node is nearly
+    /// out of reclaimable pages that are not being written (skip_throttle_noprogress). The
+    /// sleep runs its timeout (the early wakeups on progress are not modelled).
+    fn direct_reclaim_throttle(&mut self, nid: usize, sc: &ScanControl, scanned: u64, reclaimed: u64) {
+        if self.nodes[nid].lruvec_congested && !self.skip_throttle_noprogress(nid) {
+            self.sleep_ns += JIFFY_NS;
+        }
+        if reclaimed > scanned >> 3 {
+            return;
+        }
+        if sc.priority == 1 && sc.nr_reclaimed == 0 && !self.skip_throttle_noprogress(nid) {
+            self.sleep_ns += JIFFY_NS;
+        }
+    }
+
+    /// skip_throttle_noprogress: do not throttle when kswapd gave up on the node, or when no
+    /// more than half its reclaimable pages are dirty or under writeback.
+    fn skip_throttle_noprogress(&self, nid: usize) -> bool {
+        if self.nodes[nid].kswapd_failures >= MAX_RECLAIM_RETRIES {
+            return true;
+        }
+        let first = nid * MAX_NR_ZONES;
+        let (mut reclaimable, mut write_pending) = (0, 0);
+        for zid in first..first + MAX_NR_ZONES {
+            if self.zones[zid].managed_pages == 0 {
+                continue;
+            }
+            reclaimable += self.zone_reclaimable_pages(zid);
+            write_pending += self.zones[zid].page_state(ZoneStat::NrFileDirty) + self.zones[zid].page_state(ZoneStat::NrWriteback);
+        }
+        2 * write_pending <= reclaimable
+    }
+
     /// 6.x PGDAT_DIRTY: reclaim found the node's inactive file pages all dirty and unqueued.
     fn node_dirty_flag(&self, pfn: Pfn) -> bool {
         self.nodes[self.page_to_nid(pfn)].pgdat_dirty
@@ -986,6 +1070,8 @@ pub struct Kswapd {
     /// their sum is still to be reclaimed before boosting ends (nr_boost_reclaim).
     zone_boosts: [u64; MAX_NR_ZONES],
     nr_boost_reclaim: u64,
+    /// 5.16+: it is waiting in reclaim_throttle (counted in the node's nr_writeback_throttled).
+    throttled: bool,
 }
 
 impl Kswapd {
@@ -1001,6 +1087,7 @@ impl Kswapd {
             nap_wq,
             zone_boosts: [0; MAX_NR_ZONES],
             nr_boost_reclaim: 0,
+            throttled: false,
         }
     }
 
@@ -1056,6 +1143,9 @@ impl Task for Kswapd {
                 Step { user_ns: 0, system_ns: cost0, after: After::Continue }
             }
             KswapdState::Balance { priority } => {
+                if std::mem::take(&mut self.throttled) {
+                    mm.nodes[self.nid].nr_writeback_throttled -= 1;
+                }
                 if mm.nodes[self.nid].kswapd_wait_pending {
                     self.take_request(mm);
                 }
@@ -1066,7 +1156,14 @@ impl Task for Kswapd {
                 };
                 mm.leave_reclaim(saved);
                 let wait = std::mem::take(&mut mm.sleep_ns);
-                let after = if wait > 0 { After::Sleep(wait) } else { After::Continue };
+                let mut after = if wait > 0 { After::Sleep(wait) } else { After::Continue };
+                if let Some(sc) = self.sc.as_mut().filter(|sc| sc.throttle_writeback) {
+                    // reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK): HZ/10 at most, ended early
+                    // by acct_reclaim_writeback.
+                    sc.throttle_writeback = false;
+                    self.throttled = true;
+                    after = After::WaitTimeout(mm.nodes[self.nid].reclaim_wait_writeback, HZ_10_NS);
+                }
                 match outcome {
                     PassOutcome::Continue { priority } => self.state = KswapdState::Balance { priority },
                     PassOutcome::Restart if mm.era == Era::Linux3 => {
@@ -1089,6 +1186,9 @@ impl Task for Kswapd {
                         }
                         self.finish(mm);
                         if mm.nodes[self.nid].kswapd_failures >= MAX_RECLAIM_RETRIES {
+                            if std::mem::take(&mut self.throttled) {
+                                mm.nodes[self.nid].nr_writeback_throttled -= 1;
+                            }
                             self.state = KswapdState::Idle;
                             return Step { user_ns: 0, system_ns: cost0, after: After::Block };
                         }
@@ -1098,6 +1198,11 @@ impl Task for Kswapd {
                     PassOutcome::Balanced => {
                         if mm.era == Era::Linux6 {
                             self.order = self.sc.as_ref().unwrap().order;
+                            // prepare_kswapd_sleep → clear_pgdat_congested.
+                            let node = &mut mm.nodes[self.nid];
+                            node.lruvec_congested = false;
+                            node.pgdat_dirty = false;
+                            node.pgdat_writeback = false;
                         }
                         self.finish(mm);
                         self.state = KswapdState::Nap;
@@ -1323,10 +1428,14 @@ impl Mm {
             .sum();
         let before = sc.nr_reclaimed;
         sc.nr_scanned = 0;
+        let stat0 = (sc.nr_taken, sc.nr_writeback, sc.nr_dirty_or_writeback, sc.nr_congested, sc.nr_immediate);
         self.shrink_lruvec(nid, sc);
         let lru_pages: u64 = (0..=highest_zoneidx).map(|i| self.zone_reclaimable_pages(first + i)).sum();
         self.shrink_slab(sc.nr_scanned, lru_pages, sc);
         sc.nr_reclaimed += std::mem::take(&mut self.reclaimed_slab);
+        if self.policy.reclaim_wait == ReclaimWait::ReclaimThrottle {
+            self.kswapd_shrink_node_flags(nid, sc, stat0);
+        }
         // Fragmentation may keep a high order out of reach: after twice its size, order 0.
         if sc.order > 0 && sc.nr_reclaimed >= 2u64 << sc.order {
             sc.order = 0;
@@ -1346,6 +1455,32 @@ impl Mm {
             return PassOutcome::Restart;
         }
         PassOutcome::Continue { priority }
+    }
+
+    /// The end of 5.16+ shrink_node for kswapd: flag the node PGDAT_WRITEBACK when all it
+    /// isolated was under writeback, its lruvec congested when every dirty or writeback page
+    /// was one already marked for immediate reclaim, and ask kswapd to wait for writeback
+    /// (reclaim_throttle) when it met such pages again while the node was PGDAT_WRITEBACK.
+    fn kswapd_shrink_node_flags(&mut self, nid: usize, sc: &mut ScanControl, stat0: (u64, u64, u64, u64, u64)) {
+        let taken = sc.nr_taken - stat0.0;
+        let writeback = sc.nr_writeback - stat0.1;
+        let dirty = sc.nr_dirty_or_writeback - stat0.2;
+        let congested = sc.nr_congested - stat0.3;
+        let immediate = sc.nr_immediate - stat0.4;
+        let node = &mut self.nodes[nid];
+        if writeback > 0 && writeback == taken {
+            node.pgdat_writeback = true;
+        }
+        if dirty > 0 && dirty == congested {
+            node.lruvec_congested = true;
+        }
+        if immediate > 0 {
+            node.nr_writeback_throttled += 1;
+            if node.nr_writeback_throttled == 1 {
+                node.nr_reclaim_start = node.throttled_written;
+            }
+            sc.throttle_writeback = true;
+        }
     }
 
     /// kswapd's sleeping_prematurely / prepare_kswapd_sleep: would the node still need work?

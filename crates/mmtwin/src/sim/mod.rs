@@ -214,6 +214,7 @@ impl Sim {
         for nid in 0..sim.mm.nodes.len() {
             let cpu = sim.mm.nodes[nid].cpus.first().copied().unwrap_or(0);
             let wq = sim.new_wait_queue();
+            sim.mm.nodes[nid].reclaim_wait_writeback = sim.new_wait_queue();
             let tid = sim.spawn_blocked(Box::new(Kswapd::new(nid, wq)), cpu);
             sim.kswapd.push(tid);
         }
