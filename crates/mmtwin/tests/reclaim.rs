@@ -26,6 +26,21 @@ fn cache_pages(mm: &mut Mm, n: u32, cpu: usize) -> (u32, Vec<Pfn>) {
     (ino, pfns)
 }
 
+/// A one-node, one-CPU machine filled with clean page cache until an allocation wakes kswapd.
+fn filled_until_kswapd_is_woken(profile: &str, mem: &str) -> Mm {
+    let mut mm = boot(profile, 1, 1, mem, "");
+    let ino = mm.create_file(0, 0).unwrap();
+    let mapping = mm.inode(ino).mapping;
+    let mut i = 0;
+    while mm.kswapd_wakeups.is_empty() {
+        let pfn = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
+        mm.add_to_page_cache_lru(pfn, mapping, i);
+        mm.pages[pfn as usize].flags |= PG_UPTODATE;
+        i += 1;
+    }
+    mm
+}
+
 fn kswapd_sc(mm: &Mm) -> ScanControl {
     let mut sc = ScanControl::new(Reclaimer::Kswapd, Gfp::GFP_KERNEL, 0, u64::MAX, mm.sysctl.swappiness);
     sc.priority = 0;
@@ -173,18 +188,8 @@ fn kswapd_balances_a_zone_to_its_high_watermark_naps_then_sleeps() {
     use mmtwin::mm::vmscan::Kswapd;
     use mmtwin::sim::rng::Rng;
     use mmtwin::sim::{After, Task, TaskCx};
-    let mut mm = boot("linux-3.0", 1, 1, "64M", "");
+    let mut mm = filled_until_kswapd_is_woken("linux-3.0", "64M");
     let z = zid(0, ZoneType::Dma32);
-    // Fill the zone with clean page cache until kswapd is asked for.
-    let ino = mm.create_file(0, 0).unwrap();
-    let mapping = mm.inode(ino).mapping;
-    let mut i = 0;
-    while mm.kswapd_wakeups.is_empty() {
-        let pfn = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
-        mm.add_to_page_cache_lru(pfn, mapping, i);
-        mm.pages[pfn as usize].flags |= PG_UPTODATE;
-        i += 1;
-    }
     // Woken at the low watermark (pcp refills take a batch at a time).
     assert!(mm.zones[z].nr_free_pages <= mm.zones[z].low_wmark_pages() as i64 + 64);
     let mut k = Kswapd::new(0, usize::MAX);
@@ -216,17 +221,8 @@ fn kswapd_6x_marks_its_zones_reclaim_active_while_it_balances() {
     use mmtwin::sim::rng::Rng;
     use mmtwin::sim::{After, Task, TaskCx};
     for profile in ["linux-6.1", "linux-6.x"] {
-        let mut mm = boot(profile, 1, 1, "64M", "");
+        let mut mm = filled_until_kswapd_is_woken(profile, "64M");
         let z = zid(0, ZoneType::Dma32);
-        let ino = mm.create_file(0, 0).unwrap();
-        let mapping = mm.inode(ino).mapping;
-        let mut i = 0;
-        while mm.kswapd_wakeups.is_empty() {
-            let pfn = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
-            mm.add_to_page_cache_lru(pfn, mapping, i);
-            mm.pages[pfn as usize].flags |= PG_UPTODATE;
-            i += 1;
-        }
         assert_eq!(mm.zones[z].flags & ZONE_RECLAIM_ACTIVE, 0, "{profile}: not before kswapd runs");
         let mut k = Kswapd::new(0, usize::MAX);
         let mut rng = Rng::new(1);
@@ -247,19 +243,9 @@ fn kswapd_6x_marks_its_zones_reclaim_active_while_it_balances() {
     }
 }
 
-/// A 6.x node whose page cache has pushed free memory below the low watermark.
+/// A 256M node whose page cache has pushed free memory below the low watermark.
 fn node_below_low(profile: &str) -> Mm {
-    let mut mm = boot(profile, 1, 1, "256M", "");
-    let ino = mm.create_file(0, 0).unwrap();
-    let mapping = mm.inode(ino).mapping;
-    let mut i = 0;
-    while mm.kswapd_wakeups.is_empty() {
-        let pfn = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
-        mm.add_to_page_cache_lru(pfn, mapping, i);
-        mm.pages[pfn as usize].flags |= PG_UPTODATE;
-        i += 1;
-    }
-    mm
+    filled_until_kswapd_is_woken(profile, "256M")
 }
 
 #[test]
@@ -267,14 +253,14 @@ fn kswapd_6x_lowers_its_priority_only_when_a_pass_scans_less_than_it_must_reclai
     use mmtwin::mm::vmscan::PassOutcome;
     let hz = ZoneType::Dma32 as usize;
     let mut mm = node_below_low("linux-6.1");
-    let mut sc = ScanControl::new(Reclaimer::Kswapd, Gfp::GFP_KERNEL, 0, u64::MAX, mm.sysctl.swappiness);
+    let mut sc = kswapd_sc(&mm);
     // DEF_PRIORITY scans lru >> 12 pages: far fewer than the high watermarks' sum.
     let out = mm.balance_pgdat_pass_6x(0, hz, 12, &mut sc, &mut 0);
     assert!(sc.nr_scanned < sc.nr_to_reclaim);
     assert_eq!(out, PassOutcome::Continue { priority: 11 });
     // Priority 2 scans a quarter of the LRU, more than the target: the priority stays.
     let mut mm = node_below_low("linux-6.1");
-    let mut sc = ScanControl::new(Reclaimer::Kswapd, Gfp::GFP_KERNEL, 0, u64::MAX, mm.sysctl.swappiness);
+    let mut sc = kswapd_sc(&mm);
     let out = mm.balance_pgdat_pass_6x(0, hz, 2, &mut sc, &mut 0);
     assert!(sc.nr_scanned >= sc.nr_to_reclaim, "scanned {} of {}", sc.nr_scanned, sc.nr_to_reclaim);
     assert_eq!(out, PassOutcome::Continue { priority: 2 });
@@ -288,7 +274,7 @@ fn kswapd_6x_works_off_a_boost_without_writeback_and_drops_it_when_the_node_is_u
     let mut mm = boot("linux-6.1", 1, 1, "256M", "");
     cache_pages(&mut mm, 20_000, 0);
     assert!(mm.pgdat_balanced(0, 0, hz));
-    let mut sc = ScanControl::new(Reclaimer::Kswapd, Gfp::GFP_KERNEL, 0, u64::MAX, mm.sysctl.swappiness);
+    let mut sc = kswapd_sc(&mm);
     let mut boost = 500;
     let out = mm.balance_pgdat_pass_6x(0, hz, 12, &mut sc, &mut boost);
     assert!(!sc.may_writepage && !sc.may_swap, "boosted reclaim does no I/O");
@@ -297,7 +283,7 @@ fn kswapd_6x_works_off_a_boost_without_writeback_and_drops_it_when_the_node_is_u
     // Unbalanced node: the boost is dropped and the run restarts at DEF_PRIORITY.
     let mut mm = node_below_low("linux-6.1");
     assert!(!mm.pgdat_balanced(0, 0, hz));
-    let mut sc = ScanControl::new(Reclaimer::Kswapd, Gfp::GFP_KERNEL, 0, u64::MAX, mm.sysctl.swappiness);
+    let mut sc = kswapd_sc(&mm);
     let mut boost = 500;
     let out = mm.balance_pgdat_pass_6x(0, hz, 5, &mut sc, &mut boost);
     assert_eq!(boost, 0);
@@ -317,7 +303,7 @@ fn kswapd_6x_flags_a_node_whose_tail_is_under_writeback_and_then_waits_for_it() 
         mm.pages[pfn as usize].flags |= PG_WRITEBACK;
         pfn = mm.pages[pfn as usize].next;
     }
-    let mut sc = ScanControl::new(Reclaimer::Kswapd, Gfp::GFP_KERNEL, 0, u64::MAX, mm.sysctl.swappiness);
+    let mut sc = kswapd_sc(&mm);
     mm.balance_pgdat_pass_6x(0, hz, 10, &mut sc, &mut 0);
     // First meeting: marked for immediate reclaim and activated; the node is PGDAT_WRITEBACK.
     assert!(sc.nr_writeback > 0 && sc.nr_writeback == sc.nr_taken, "{} of {}", sc.nr_writeback, sc.nr_taken);
@@ -330,7 +316,7 @@ fn kswapd_6x_flags_a_node_whose_tail_is_under_writeback_and_then_waits_for_it() 
         mm.pages[pfn as usize].flags |= PG_WRITEBACK | PG_RECLAIM;
         pfn = mm.pages[pfn as usize].next;
     }
-    let mut sc = ScanControl::new(Reclaimer::Kswapd, Gfp::GFP_KERNEL, 0, u64::MAX, mm.sysctl.swappiness);
+    let mut sc = kswapd_sc(&mm);
     mm.balance_pgdat_pass_6x(0, hz, 10, &mut sc, &mut 0);
     assert!(sc.nr_immediate > 0 && sc.throttle_writeback);
     assert_eq!(mm.nodes[0].nr_writeback_throttled, 1);
