@@ -24,13 +24,14 @@ def run_iteration(
     """Run one iteration of one resolved kernel configuration (a pure function of its inputs).
 
     Returns ``{"iteration", "seed", "user_ns", "system_ns", "kswapd_ns", "others_ns",
-    "elapsed_ns", "events_processed", "page_events", "vmstat": [(name, delta)],
+    "kswapd_wait_ns", "elapsed_ns", "events_processed", "page_events", "vmstat": [(name, delta)],
     "timeline": {"time_ns", "names", "rows"},
     "metrics": [{"table", "preferred", "unit", "op", "value"}], "dumps": [{"time_ns",
     "buddyinfo", "pagetypeinfo", "zoneinfo", "vmstat"}], "block": {...}}``.
 
     ``user_ns``/``system_ns`` are the benchmark's tasks' CPU time, ``kswapd_ns`` kswapd's,
-    ``others_ns`` that of the other kernel threads and daemons.
+    ``others_ns`` that of the other kernel threads and daemons; ``kswapd_wait_ns`` the time
+    kswapd was runnable but waited for a CPU (run_delay of /proc/PID/schedstat).
 
     ``"block"`` holds the block-device totals of the machine (all devices summed):
     ``{"devices": int, "requests", "sectors", "merges", "segments": [read, write],

@@ -8,7 +8,8 @@
 //! * /proc/vmstat sampled every `[sampling] interval` (at least 100 ms) while it runs;
 //! * the benchmark's metrics, with the table titles and operations the simulator reports;
 //! * user, system and elapsed time of the workload, and the CPU time of kswapd and of
-//!   everything else (other kernel threads, interrupts) meanwhile.
+//!   everything else (other kernel threads, interrupts) meanwhile, and how long kswapd was
+//!   runnable but waiting for a CPU (the run_delay of /proc/PID/schedstat).
 //!
 //! Usage: `mmtwin-guest CONFIG OUTPUT-DEVICE DIR` (DIR: where the workload's files go).
 //! The device receives `MMTWIN-ORACLE 1\n<length>\n<JSON>`; the console gets `ORACLE ...`
@@ -53,11 +54,14 @@ fn proc_snapshot() -> Value {
 }
 
 /// CPU time, in seconds, of the kswapd threads (/proc/PID/stat utime + stime of every task
-/// named kswapdN) and of all CPUs together outside idle and iowait (/proc/stat's cpu line).
-fn kernel_cpu() -> (f64, f64) {
+/// named kswapdN), of all CPUs together outside idle and iowait (/proc/stat's cpu line), and
+/// the kswapd threads' time runnable on a run queue (/proc/PID/schedstat's second field,
+/// run_delay in ns; 0 without CONFIG_SCHED_INFO).
+fn kernel_cpu() -> (f64, f64, f64) {
     // SAFETY: sysconf has no preconditions.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
     let mut kswapd = 0u64;
+    let mut run_delay = 0u64;
     if let Ok(dir) = std::fs::read_dir("/proc") {
         for e in dir.flatten() {
             let name = e.file_name();
@@ -72,6 +76,8 @@ fn kernel_cpu() -> (f64, f64) {
             // After the comm: state, ppid, ... utime is the 12th field, stime the 13th.
             let f: Vec<&str> = stat[close + 1..].split_whitespace().collect();
             kswapd += f.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0) + f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+            let sched = std::fs::read_to_string(e.path().join("schedstat")).unwrap_or_default();
+            run_delay += sched.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
         }
     }
     let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
@@ -84,7 +90,7 @@ fn kernel_cpu() -> (f64, f64) {
             [0, 1, 2, 5, 6].iter().filter_map(|&i| v.get(i)).sum()
         })
         .unwrap_or(0);
-    (kswapd as f64 / hz, busy as f64 / hz)
+    (kswapd as f64 / hz, busy as f64 / hz, run_delay as f64 / 1e9)
 }
 
 /// /proc/vmstat as (names, values).
@@ -185,6 +191,7 @@ fn run(config_path: &str, out_dev: &str, dir: &str) -> Result<(), String> {
             "elapsed": elapsed.as_secs_f64(),
             "kswapd": kswapd,
             "others": (kcpu1.1 - kcpu0.1 - user - system - kswapd).max(0.0),
+            "kswapd_wait": kcpu1.2 - kcpu0.2,
         },
         "metrics": metrics.iter().map(|m| json!({
             "table": m.table, "preferred": m.preferred, "unit": m.unit, "op": m.op, "value": m.value,

@@ -98,6 +98,7 @@ fn run_iteration<'py>(py: Python<'py>, resolved_toml: &str, iteration: u32, prog
     d.set_item("system_ns", r.system_ns)?;
     d.set_item("kswapd_ns", r.kswapd_ns)?;
     d.set_item("others_ns", r.others_ns)?;
+    d.set_item("kswapd_wait_ns", r.kswapd_wait_ns)?;
     d.set_item("elapsed_ns", r.elapsed_ns)?;
     d.set_item("events_processed", r.events_processed)?;
     d.set_item("page_events", r.page_events)?;

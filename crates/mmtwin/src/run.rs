@@ -18,6 +18,8 @@ pub struct IterationResult {
     /// CPU time of kswapd and of the other kernel threads and daemons.
     pub kswapd_ns: u64,
     pub others_ns: u64,
+    /// Time kswapd waited for a CPU while runnable (schedstat run_delay).
+    pub kswapd_wait_ns: u64,
     pub elapsed_ns: u64,
     /// Counters printed by this era, with their change over the iteration.
     pub vmstat_delta: Vec<(&'static str, i64)>,
@@ -66,6 +68,7 @@ pub fn run_iteration(cfg: &RunConfig, iteration: u32, progress: &mut dyn FnMut(f
         system_ns: sim.times.system_ns,
         kswapd_ns: sim.times.kswapd_ns,
         others_ns: sim.times.others_ns,
+        kswapd_wait_ns: sim.times.kswapd_wait_ns,
         elapsed_ns: sim.now,
         vmstat_delta,
         timeline_ns,

@@ -59,7 +59,7 @@ def as_iteration(g: GuestResult, iteration: int = 0) -> Dict[str, Any]:
         "seed": int(d.get("seed", 0)),
         "user_ns": int(d["duration"]["user"] * 1e9),
         "system_ns": int(d["duration"]["system"] * 1e9),
-        **{f"{k}_ns": int(d["duration"][k] * 1e9) for k in ("kswapd", "others") if k in d["duration"]},
+        **{f"{k}_ns": int(d["duration"][k] * 1e9) for k in ("kswapd", "others", "kswapd_wait") if k in d["duration"]},
         "elapsed_ns": elapsed_ns,
         "events_processed": 0,
         "page_events": page_events,

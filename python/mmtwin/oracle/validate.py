@@ -32,9 +32,15 @@ KEY_COUNTERS = [
 FLAT = 0.05
 
 
-def key_values(vmstat: Dict[str, float], metrics: List[Dict[str, Any]]) -> Dict[str, Optional[float]]:
+# Kernel-thread times of an iteration ("<name>_ns" keys), with their row names.
+CPU_ROWS = [("kswapd", "kswapd CPU (s)"), ("kswapd_wait", "kswapd waiting for a CPU (s)")]
+
+
+def key_values(vmstat: Dict[str, float], metrics: List[Dict[str, Any]], it: Optional[Dict[str, Any]] = None) -> Dict[str, Optional[float]]:
     """The key counters (allocstall: the sum of allocstall_*; None when the kernel has no such
-    counter) and the mean of each metric, named "<table> <op> (<unit>)"."""
+    counter), the mean of each metric, named "<table> <op> (<unit>)", and kswapd's CPU time and
+    run-queue wait when the iteration `it` holds them (guests from before November 2026 lack the
+    wait)."""
     out: Dict[str, Optional[float]] = {}
     for k in KEY_COUNTERS:
         if k == "allocstall":
@@ -47,6 +53,9 @@ def key_values(vmstat: Dict[str, float], metrics: List[Dict[str, Any]]) -> Dict[
         sums.setdefault(f"{m['table']} {m['op']} ({m['unit']})", []).append(float(m["value"]))
     for name, vs in sums.items():
         out[name] = sum(vs) / len(vs)
+    for key, name in CPU_ROWS:
+        if it is not None and it.get(f"{key}_ns") is not None:
+            out[name] = it[f"{key}_ns"] / 1e9
     return out
 
 
@@ -150,7 +159,13 @@ def load_real(real_dir: Path, resolved: Dict[str, Any]) -> RealRuns:
             metrics = _split_metrics(summary, len(its), kd)
             out[(b["name"], k["name"])] = (
                 name,
-                [{"vmstat": it["vmstat"], "metrics": m, "elapsed_ns": int(it["duration"]["elapsed"] * 1e9)} for it, m in zip(its, metrics)],
+                [
+                    {
+                        "vmstat": it["vmstat"], "metrics": m, "elapsed_ns": int(it["duration"]["elapsed"] * 1e9),
+                        **{f"{key}_ns": int(it["duration"][key] * 1e9) for key, _ in CPU_ROWS if key in it["duration"]},
+                    }
+                    for it, m in zip(its, metrics)
+                ],
             )
     return out
 
@@ -210,9 +225,9 @@ def validate(
         values: List[Tuple[Values, Values]] = []
         for k in b["kernels"]:
             label, its = real_runs[(b["name"], k["name"])]
-            real, real_sd = mean_sd([key_values(it["vmstat"], it["metrics"]) for it in its])
+            real, real_sd = mean_sd([key_values(it["vmstat"], it["metrics"], it) for it in its])
             ts = twin_runs[b["name"]][k["name"]]
-            twin, _ = mean_sd([key_values(dict(t["vmstat"]), t["metrics"]) for t in ts])
+            twin, _ = mean_sd([key_values(dict(t["vmstat"]), t["metrics"], t) for t in ts])
             values.append((real, twin))
             kernels.append({
                 "kernel": k["name"],

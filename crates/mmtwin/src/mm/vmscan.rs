@@ -892,10 +892,9 @@ impl Mm {
         let saved = self.enter_reclaim(Reclaimer::Direct, cpu);
         match self.era {
             Era::Linux3 => self.events.count(VmStat::Allocstall, 1),
-            Era::Linux6 => {
-                let zt = self.zones[zones[0]].zone_type;
-                self.events.count(VmStat::for_zone(VmStat::AllocstallDma, zt), 1);
-            }
+            // 5.x+: counted under sc->reclaim_idx = gfp_zone(gfp), so page cache and user
+            // pages stall as allocstall_movable even on a machine without a Movable zone.
+            Era::Linux6 => self.events.count(VmStat::for_zone(VmStat::AllocstallDma, gfp.gfp_zone()), 1),
         }
         let mut total_scanned = 0;
         let mut done = false;

@@ -107,6 +107,8 @@ struct TaskSlot {
     step_started: u64,
     /// When the task last got its CPU from another task (the start of its time slice).
     slice_start: SimTime,
+    /// When the task last entered its CPU's run queue (for sched_info's run_delay).
+    queued_at: SimTime,
 }
 
 #[derive(Default)]
@@ -150,6 +152,9 @@ pub struct CpuTimes {
     pub system_ns: u64,
     pub kswapd_ns: u64,
     pub others_ns: u64,
+    /// Time kswapd spent runnable but waiting for a CPU (the run_delay of
+    /// /proc/PID/schedstat, sched_info_dequeue/arrive).
+    pub kswapd_wait_ns: u64,
 }
 
 /// One run of the simulated machine.
@@ -246,7 +251,7 @@ impl Sim {
 
     fn spawn_blocked(&mut self, task: Box<dyn Task>, cpu: usize) -> TaskId {
         let tid = self.tasks.len();
-        self.tasks.push(TaskSlot { task, cpu, state: TaskState::Blocked, after: After::Block, gen: 0, timed_out: false, step_started: 0, slice_start: 0 });
+        self.tasks.push(TaskSlot { task, cpu, state: TaskState::Blocked, after: After::Block, gen: 0, timed_out: false, step_started: 0, slice_start: 0, queued_at: 0 });
         tid
     }
 
@@ -254,7 +259,7 @@ impl Sim {
     fn spawn_kernel_thread_at(&mut self, task: Box<dyn Task>, cpu: usize, t: SimTime) -> TaskId {
         debug_assert!(!task.is_workload());
         let tid = self.tasks.len();
-        self.tasks.push(TaskSlot { task, cpu, state: TaskState::Sleeping, after: After::Continue, gen: 0, timed_out: false, step_started: 0, slice_start: 0 });
+        self.tasks.push(TaskSlot { task, cpu, state: TaskState::Sleeping, after: After::Continue, gen: 0, timed_out: false, step_started: 0, slice_start: 0, queued_at: 0 });
         self.queue.push(t, Event::Wake(tid, 0));
         tid
     }
@@ -273,7 +278,7 @@ impl Sim {
             self.live_workload += 1;
         }
         let tid = self.tasks.len();
-        self.tasks.push(TaskSlot { task, cpu, state: TaskState::Sleeping, after: After::Continue, gen: 0, timed_out: false, step_started: 0, slice_start: 0 });
+        self.tasks.push(TaskSlot { task, cpu, state: TaskState::Sleeping, after: After::Continue, gen: 0, timed_out: false, step_started: 0, slice_start: 0, queued_at: 0 });
         self.queue.push(self.now, Event::Wake(tid, 0));
         tid
     }
@@ -353,7 +358,7 @@ impl Sim {
             self.mm.sched.kswapd_sleeping[nid] = false;
         }
         let cpu = self.tasks[tid].cpu;
-        self.cpus[cpu].runqueue.push_back(tid);
+        self.enqueue(cpu, tid);
         self.update_busy(cpu);
         self.dispatch(cpu);
     }
@@ -363,11 +368,20 @@ impl Sim {
         self.mm.sched.busy[cpu] = self.cpus[cpu].current.is_some() || !self.cpus[cpu].runqueue.is_empty();
     }
 
+    /// Puts runnable task `tid` at the end of `cpu`'s run queue.
+    fn enqueue(&mut self, cpu: usize, tid: TaskId) {
+        self.tasks[tid].queued_at = self.now;
+        self.cpus[cpu].runqueue.push_back(tid);
+    }
+
     fn dispatch(&mut self, cpu: usize) {
         if self.cpus[cpu].current.is_some() {
             return;
         }
         if let Some(tid) = self.cpus[cpu].runqueue.pop_front() {
+            if self.kswapd_node(tid).is_some() {
+                self.times.kswapd_wait_ns += self.now - self.tasks[tid].queued_at;
+            }
             self.tasks[tid].slice_start = self.now;
             self.run_step(cpu, tid);
         }
@@ -455,7 +469,7 @@ impl Sim {
                     return;
                 }
                 self.tasks[tid].state = TaskState::Runnable;
-                self.cpus[cpu].runqueue.push_back(tid);
+                self.enqueue(cpu, tid);
             }
             After::Sleep(ns) => {
                 let slot = &mut self.tasks[tid];
@@ -484,7 +498,7 @@ impl Sim {
                 let rewoken = self.kswapd_node(tid).is_some_and(|nid| self.mm.nodes[nid].kswapd_wait_pending);
                 if rewoken {
                     self.tasks[tid].state = TaskState::Runnable;
-                    self.cpus[cpu].runqueue.push_back(tid);
+                    self.enqueue(cpu, tid);
                 } else {
                     self.tasks[tid].state = TaskState::Blocked;
                     self.kswapd_sleeps(tid);
@@ -575,6 +589,41 @@ mod tests {
         let l = log.borrow().clone();
         assert_eq!(l, vec![("waiter", 0), ("waker", 0), ("waker", 1_000_000), ("waiter", 1_005_000)]);
         assert_eq!(s.times.user_ns, 10_000 + 5_000 + 1);
+    }
+
+    /// Wakes kswapd from a task's step (as wakeup_kswapd does), with `busy` other CPUs running a
+    /// 5 ms step; returns how long kswapd waited for a CPU.
+    fn kswapd_wait_with(busy: usize) -> u64 {
+        /// Runs 1 µs (the others are on their CPUs by then), then wakes kswapd and runs 5 ms.
+        struct Waker(bool);
+        impl Task for Waker {
+            fn name(&self) -> &str {
+                "waker"
+            }
+            fn step(&mut self, cx: &mut TaskCx) -> Step {
+                if !std::mem::replace(&mut self.0, true) {
+                    return run(1_000, After::Continue);
+                }
+                cx.mm.kswapd_wakeups.push(0);
+                run(5_000_000, After::Exit)
+            }
+        }
+        let mut s = sim();
+        let log: Log = Rc::default();
+        s.spawn(Box::new(Waker(false)), 0);
+        for cpu in 1..=busy {
+            s.spawn(Box::new(Scripted { name: "busy", plan: vec![run(5_000_000, After::Exit)], step: 0, wake: None, log: log.clone() }), cpu);
+        }
+        s.run(&mut |_| {});
+        s.times.kswapd_wait_ns
+    }
+
+    #[test]
+    fn kswapd_waits_for_a_cpu_only_when_none_of_its_node_is_idle() {
+        // An idle CPU: kswapd runs at once. All three busy: it queues behind its waker's 5 ms
+        // step.
+        assert_eq!(kswapd_wait_with(1), 0);
+        assert_eq!(kswapd_wait_with(2), 5_000_000);
     }
 
     /// Runs two tasks "a" and "b" with the same plan on CPU 0; returns who started when.
