@@ -137,6 +137,18 @@ fn direct_reclaim_runs_when_the_min_watermark_is_reached() {
 }
 
 #[test]
+fn direct_reclaim_6x_counts_its_stall_under_the_gfp_zone_of_the_request() {
+    // A DMA32-only machine: page cache requests are GFP_HIGHUSER_MOVABLE, whose gfp_zone is
+    // ZONE_MOVABLE, so 6.x counts allocstall_movable there (sc->reclaim_idx), not the zone
+    // that was scanned.
+    let mut mm = boot("linux-6.1", 1, 1, "64M", "");
+    let managed: u64 = mm.zones.iter().map(|z| z.managed_pages).sum();
+    cache_pages(&mut mm, managed as u32 + 1000, 0);
+    assert!(mm.events.get(VmStat::AllocstallMovable) > 0);
+    assert_eq!(mm.events.get(VmStat::AllocstallDma32) + mm.events.get(VmStat::AllocstallNormal), 0);
+}
+
+#[test]
 fn the_superblock_shrinker_prunes_dentries_then_inodes_and_counts_inode_steals() {
     let mut mm = boot("linux-3.0", 1, 1, "64M", "");
     // Enough unused objects for the superblock shrinker's batch of 1024.
