@@ -124,12 +124,18 @@ fn zone_reclaim_return_codes_follow_what_the_zone_holds() {
     assert_eq!(mm.events.get(VmStat::ZoneReclaimFailed), failed + 1);
 }
 
+/// A one-CPU 64M machine given more page cache than it has memory, so the allocator must
+/// reclaim the oldest pages itself.
+fn cached_past_memory(profile: &str) -> Mm {
+    let mut mm = boot(profile, 1, 1, "64M", "");
+    let managed: u64 = mm.zones.iter().map(|z| z.managed_pages).sum();
+    cache_pages(&mut mm, managed as u32 + 1000, 0);
+    mm
+}
+
 #[test]
 fn direct_reclaim_runs_when_the_min_watermark_is_reached() {
-    let mut mm = boot("linux-3.0", 1, 1, "64M", "");
-    let managed: u64 = mm.zones.iter().map(|z| z.managed_pages).sum();
-    // More page cache than memory: the allocator must reclaim the oldest pages itself.
-    cache_pages(&mut mm, managed as u32 + 1000, 0);
+    let mm = cached_past_memory("linux-3.0");
     assert!(mm.events.get(VmStat::Allocstall) > 0);
     let direct: u64 = [VmStat::PgscanDirectDma, VmStat::PgscanDirectDma32].iter().map(|&v| mm.events.get(v)).sum();
     assert!(direct > 0);
@@ -141,9 +147,7 @@ fn direct_reclaim_6x_counts_its_stall_under_the_gfp_zone_of_the_request() {
     // A DMA32-only machine: page cache requests are GFP_HIGHUSER_MOVABLE, whose gfp_zone is
     // ZONE_MOVABLE, so 6.x counts allocstall_movable there (sc->reclaim_idx), not the zone
     // that was scanned.
-    let mut mm = boot("linux-6.1", 1, 1, "64M", "");
-    let managed: u64 = mm.zones.iter().map(|z| z.managed_pages).sum();
-    cache_pages(&mut mm, managed as u32 + 1000, 0);
+    let mm = cached_past_memory("linux-6.1");
     assert!(mm.events.get(VmStat::AllocstallMovable) > 0);
     assert_eq!(mm.events.get(VmStat::AllocstallDma32) + mm.events.get(VmStat::AllocstallNormal), 0);
 }
