@@ -338,3 +338,23 @@ fn kswapd_6x_flags_a_node_whose_tail_is_under_writeback_and_then_waits_for_it() 
     assert_eq!(mm.nodes[0].nr_writeback_throttled, 1);
     assert!(mm.nodes[0].lruvec_congested, "every page it met was congested");
 }
+
+#[test]
+fn zone_reclaim_is_locked_for_others_while_its_cpu_time_runs() {
+    let mut cfg = config("linux-3.0", 2, 1, "64M", "");
+    cfg.machine.distance = vec![vec![10, 30], vec![30, 10]];
+    let mut mm = Mm::boot(&cfg);
+    let node0 = zid(0, ZoneType::Dma32);
+    cache_pages(&mut mm, 2000, 0);
+    mm.now_ns = 1_000_000;
+    mm.cost_ns = 0;
+    assert_eq!(mm.zone_reclaim(node0, Gfp::GFP_KERNEL, 0, 0), ZoneReclaim::Success);
+    let took = mm.take_cost();
+    assert!(took > 0, "scanning and freeing cost CPU time");
+    // ZONE_RECLAIM_LOCKED: another task's step that begins before that time has passed finds
+    // the zone being reclaimed and moves on.
+    mm.now_ns = 1_000_000 + took - 1;
+    assert_eq!(mm.zone_reclaim(node0, Gfp::GFP_KERNEL, 0, 0), ZoneReclaim::NoScan);
+    mm.now_ns = 1_000_000 + took;
+    assert_eq!(mm.zone_reclaim(node0, Gfp::GFP_KERNEL, 0, 0), ZoneReclaim::Success);
+}

@@ -163,7 +163,7 @@ impl Mm {
                     vm_stat: [0; NR_ZONE_STAT_ITEMS],
                     pages_scanned: 0,
                     all_unreclaimable: false,
-                    reclaim_locked: false,
+                    reclaim_locked_until: 0,
                     congested: false,
                 });
             }

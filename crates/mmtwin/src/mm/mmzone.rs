@@ -231,8 +231,11 @@ pub struct Zone {
     pub pages_scanned: u64,
     /// 3.x zone->all_unreclaimable: reclaim scanned six times the reclaimable pages in vain.
     pub all_unreclaimable: bool,
-    /// ZONE_RECLAIM_LOCKED: a zone_reclaim is running on this zone.
-    pub reclaim_locked: bool,
+    /// ZONE_RECLAIM_LOCKED, as a time: a zone_reclaim runs on this zone until this simulated
+    /// time (ns). A step's reclaim is done at once in the model but takes the CPU time it is
+    /// charged, so another task's step that begins before that time has passed finds the bit
+    /// still set.
+    pub reclaim_locked_until: u64,
     /// ZONE_CONGESTED: reclaim met only congested queues when writing dirty pages here.
     pub congested: bool,
 }

@@ -788,8 +788,8 @@ impl Mm {
     /// FULL when the zone's reclaimable page cache is at most min_unmapped_ratio% of the zone and
     /// its reclaimable slab at most min_slab_ratio%, or the zone is unreclaimable; NOSCAN for
     /// callers that cannot sleep, zones of another node with CPUs, or a zone another task is
-    /// already reclaiming; otherwise __zone_reclaim's verdict, counting zone_reclaim_failed when
-    /// it fell short.
+    /// still reclaiming (the CPU time of its reclaim has not passed yet); otherwise
+    /// __zone_reclaim's verdict, counting zone_reclaim_failed when it fell short.
     pub fn zone_reclaim(&mut self, zid: usize, gfp: Gfp, order: usize, cpu: usize) -> ZoneReclaim {
         let z = &self.zones[zid];
         let min_unmapped_pages = z.present_pages * self.sysctl.min_unmapped_ratio / 100;
@@ -807,12 +807,15 @@ impl Mm {
         if node != self.cpu_to_node[cpu] && !self.nodes[node].cpus.is_empty() {
             return ZoneReclaim::NoScan;
         }
-        if self.zones[zid].reclaim_locked {
+        // zone_test_and_set_flag(ZONE_RECLAIM_LOCKED): held from this task's point in its
+        // step (the step's start plus what it has been charged so far) for as long as the
+        // reclaim's charges take.
+        if self.now_ns + self.cost_ns < self.zones[zid].reclaim_locked_until {
             return ZoneReclaim::NoScan;
         }
-        self.zones[zid].reclaim_locked = true;
+        self.zones[zid].reclaim_locked_until = u64::MAX;
         let ok = self.__zone_reclaim(zid, gfp, order, cpu, min_unmapped_pages, min_slab_pages);
-        self.zones[zid].reclaim_locked = false;
+        self.zones[zid].reclaim_locked_until = self.now_ns + self.cost_ns;
         if ok {
             ZoneReclaim::Success
         } else {
