@@ -1519,7 +1519,7 @@ impl Mm {
         if !n.kswapd_wait_pending {
             n.kswapd_wait_pending = true;
             self.kswapd_wakeups.push(nid);
-            self.sched.kswapd_woken(nid);
+            self.sched.kswapd_woken(nid, self.cost_ns);
         }
     }
 

@@ -4,9 +4,10 @@
 //!
 //! A task's `step` does a piece of work against the memory manager and says how much CPU time it
 //! took (user and system) and what the task does next. The engine keeps each CPU busy for that
-//! long, switches between a CPU's runnable tasks at step boundaries when the running one has used
-//! its CFS slice or a woken thread preempts it (`sched`), wakes kswapd when the allocator asked
-//! for it, and samples /proc/vmstat at a fixed interval.
+//! long, runs each CPU's runnable task with the smallest vruntime and switches at step
+//! boundaries when a woken task lags the running one by more than the wakeup granularity or a
+//! tick during the step finds it past its CFS slice (`sched`), wakes kswapd when the allocator
+//! asked for it, and samples /proc/vmstat at a fixed interval.
 
 pub mod cost;
 pub mod queue;
@@ -15,6 +16,7 @@ pub mod sched;
 
 use std::collections::VecDeque;
 
+use crate::mm::page_writeback::JIFFY_NS;
 use crate::mm::vmscan::Kswapd;
 use crate::mm::vmstat::{VmstatWorker, NR_VMSTAT_ITEMS};
 use crate::mm::Mm;
@@ -109,12 +111,29 @@ struct TaskSlot {
     slice_start: SimTime,
     /// When the task last entered its CPU's run queue (for sched_info's run_delay).
     queued_at: SimTime,
+    /// CFS virtual runtime: the task's CPU time (every task has nice 0), renormalised when it
+    /// moves between CPUs and placed when it wakes.
+    vruntime: u64,
+    /// The CPU it last ran on.
+    ran_on: usize,
+    /// Not run yet: starts at its CPU's min_vruntime.
+    new: bool,
+}
+
+impl TaskSlot {
+    fn new(task: Box<dyn Task>, cpu: usize, state: TaskState, after: After) -> TaskSlot {
+        TaskSlot { task, cpu, state, after, gen: 0, timed_out: false, step_started: 0, slice_start: 0, queued_at: 0, vruntime: 0, ran_on: cpu, new: true }
+    }
 }
 
 #[derive(Default)]
 struct Cpu {
     current: Option<TaskId>,
+    /// Runnable tasks waiting, in the order they were queued; the one with the smallest
+    /// vruntime runs next (the leftmost of the CFS tree; among equals the earliest queued).
     runqueue: VecDeque<TaskId>,
+    /// When the running step began.
+    step_start: SimTime,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -251,7 +270,7 @@ impl Sim {
 
     fn spawn_blocked(&mut self, task: Box<dyn Task>, cpu: usize) -> TaskId {
         let tid = self.tasks.len();
-        self.tasks.push(TaskSlot { task, cpu, state: TaskState::Blocked, after: After::Block, gen: 0, timed_out: false, step_started: 0, slice_start: 0, queued_at: 0 });
+        self.tasks.push(TaskSlot::new(task, cpu, TaskState::Blocked, After::Block));
         tid
     }
 
@@ -259,7 +278,7 @@ impl Sim {
     fn spawn_kernel_thread_at(&mut self, task: Box<dyn Task>, cpu: usize, t: SimTime) -> TaskId {
         debug_assert!(!task.is_workload());
         let tid = self.tasks.len();
-        self.tasks.push(TaskSlot { task, cpu, state: TaskState::Sleeping, after: After::Continue, gen: 0, timed_out: false, step_started: 0, slice_start: 0, queued_at: 0 });
+        self.tasks.push(TaskSlot::new(task, cpu, TaskState::Sleeping, After::Continue));
         self.queue.push(t, Event::Wake(tid, 0));
         tid
     }
@@ -278,7 +297,7 @@ impl Sim {
             self.live_workload += 1;
         }
         let tid = self.tasks.len();
-        self.tasks.push(TaskSlot { task, cpu, state: TaskState::Sleeping, after: After::Continue, gen: 0, timed_out: false, step_started: 0, slice_start: 0, queued_at: 0 });
+        self.tasks.push(TaskSlot::new(task, cpu, TaskState::Sleeping, After::Continue));
         self.queue.push(self.now, Event::Wake(tid, 0));
         tid
     }
@@ -358,9 +377,50 @@ impl Sim {
             self.mm.sched.kswapd_sleeping[nid] = false;
         }
         let cpu = self.tasks[tid].cpu;
+        self.update_min_vruntime(cpu);
+        let slot = &mut self.tasks[tid];
+        slot.vruntime = if std::mem::take(&mut slot.new) {
+            self.mm.sched.min_vruntime[cpu]
+        } else {
+            self.mm.sched.woken_vruntime(slot.vruntime, slot.ran_on, cpu)
+        };
+        let v = slot.vruntime;
         self.enqueue(cpu, tid);
+        // check_preempt_wakeup against the task running there (it gives way at the end of its
+        // step; a kswapd woken by the running step itself was decided inside the step).
+        if let Some(curr) = self.curr_vruntime(cpu) {
+            if sched::wakeup_preempts(curr, v, self.cpus.len()) {
+                self.mm.sched.need_resched[cpu] = true;
+            }
+        }
         self.update_busy(cpu);
         self.dispatch(cpu);
+    }
+
+    /// The vruntime of the task running on `cpu` now (update_curr): its vruntime when the step
+    /// began plus the step's CPU time that has passed.
+    fn curr_vruntime(&self, cpu: usize) -> Option<u64> {
+        self.cpus[cpu].current.map(|t| self.tasks[t].vruntime + (self.now - self.cpus[cpu].step_start))
+    }
+
+    /// Position in `cpu`'s run queue of the task that runs next (__pick_first_entity).
+    fn leftmost(&self, cpu: usize) -> Option<usize> {
+        let rq = &self.cpus[cpu].runqueue;
+        (0..rq.len()).min_by_key(|&i| (self.tasks[rq[i]].vruntime, i))
+    }
+
+    /// update_min_vruntime: the smaller of the running task's and the leftmost waiting task's
+    /// vruntime, never going back.
+    fn update_min_vruntime(&mut self, cpu: usize) {
+        let left = self.leftmost(cpu).map(|i| self.tasks[self.cpus[cpu].runqueue[i]].vruntime);
+        let v = match (self.curr_vruntime(cpu), left) {
+            (Some(c), Some(l)) => c.min(l),
+            (Some(c), None) => c,
+            (None, Some(l)) => l,
+            (None, None) => return,
+        };
+        let m = &mut self.mm.sched.min_vruntime[cpu];
+        *m = (*m).max(v);
     }
 
     /// Tells the memory manager's view of the scheduler whether `cpu` has work.
@@ -378,7 +438,8 @@ impl Sim {
         if self.cpus[cpu].current.is_some() {
             return;
         }
-        if let Some(tid) = self.cpus[cpu].runqueue.pop_front() {
+        if let Some(i) = self.leftmost(cpu) {
+            let tid = self.cpus[cpu].runqueue.remove(i).expect("a queued task");
             if self.kswapd_node(tid).is_some() {
                 self.times.kswapd_wait_ns += self.now - self.tasks[tid].queued_at;
             }
@@ -390,6 +451,10 @@ impl Sim {
 
     fn run_step(&mut self, cpu: usize, tid: TaskId) {
         self.cpus[cpu].current = Some(tid);
+        self.cpus[cpu].step_start = self.now;
+        self.update_min_vruntime(cpu);
+        self.mm.sched.curr_vruntime[cpu] = self.tasks[tid].vruntime;
+        self.tasks[tid].ran_on = cpu;
         self.tasks[tid].state = TaskState::Running;
         self.tasks[tid].step_started = self.events_processed;
         self.mm.now_ns = self.now;
@@ -451,7 +516,11 @@ impl Sim {
     }
 
     fn cpu_done(&mut self, cpu: usize) {
-        let tid = self.cpus[cpu].current.take().expect("a CPU finished a step it was not running");
+        let tid = self.cpus[cpu].current.expect("a CPU finished a step it was not running");
+        let step_start = self.cpus[cpu].step_start;
+        self.update_min_vruntime(cpu);
+        self.tasks[tid].vruntime += self.now - step_start;
+        self.cpus[cpu].current = None;
         if let After::Wait(wq) | After::WaitTimeout(wq, _) = self.tasks[tid].after {
             if self.last_woken[wq].is_some_and(|e| e > self.tasks[tid].step_started) {
                 // Woken while the step ran: the condition it waits for may already hold.
@@ -460,11 +529,18 @@ impl Sim {
         }
         match self.tasks[tid].after {
             After::Continue => {
-                // CFS: the task keeps its CPU until its slice is used, unless a task woken
-                // during the step preempts it (check_preempt_wakeup).
+                // CFS: the task keeps its CPU until a task woken during the step preempts it
+                // (check_preempt_wakeup) or a tick during the step finds it past its slice
+                // (check_preempt_tick); then the leftmost task runs, which may be itself.
                 let preempted = std::mem::take(&mut self.mm.sched.need_resched[cpu]);
-                let slice = sched::sched_slice(self.cpus.len(), self.cpus[cpu].runqueue.len() + 1);
-                if self.cpus[cpu].runqueue.is_empty() || (!preempted && self.now - self.tasks[tid].slice_start < slice) {
+                let ticked = step_start / JIFFY_NS != self.now / JIFFY_NS;
+                let tick = ticked
+                    && self.leftmost(cpu).is_some_and(|i| {
+                        let left = self.tasks[self.cpus[cpu].runqueue[i]].vruntime;
+                        let nr_running = self.cpus[cpu].runqueue.len() + 1;
+                        sched::tick_preempts(self.cpus.len(), nr_running, self.now - self.tasks[tid].slice_start, self.tasks[tid].vruntime, left)
+                    });
+                if self.cpus[cpu].runqueue.is_empty() || !(preempted || tick) {
                     self.run_step(cpu, tid);
                     return;
                 }
@@ -523,6 +599,8 @@ impl Sim {
     fn kswapd_sleeps(&mut self, tid: TaskId) {
         if let Some(nid) = self.kswapd_node(tid) {
             self.mm.sched.kswapd_sleeping[nid] = true;
+            self.mm.sched.kswapd_vruntime[nid] = self.tasks[tid].vruntime;
+            self.mm.sched.kswapd_cpu[nid] = self.tasks[tid].ran_on;
         }
     }
 
@@ -624,6 +702,32 @@ mod tests {
         // step.
         assert_eq!(kswapd_wait_with(1), 0);
         assert_eq!(kswapd_wait_with(2), 5_000_000);
+    }
+
+    /// Task "b" runs `b_runs` ns, sleeps until 3 ms, then runs 1 µs; "a" runs 1 ms steps on the
+    /// same CPU meanwhile. Returns when "b" got its CPU back.
+    fn sleeper_back_at(b_runs: u64) -> SimTime {
+        let mut s = sim();
+        let log: Log = Rc::default();
+        let b = Scripted { name: "b", plan: vec![run(b_runs, After::Sleep(3_000_000 - b_runs)), run(1_000, After::Exit)], step: 0, wake: None, log: log.clone() };
+        let mut plan = vec![run(1_000_000, After::Continue); 20];
+        plan.push(run(1, After::Exit));
+        let a = Scripted { name: "a", plan, step: 0, wake: None, log: log.clone() };
+        s.spawn(Box::new(b), 0);
+        s.spawn(Box::new(a), 0);
+        s.run(&mut |_| {});
+        let l = log.borrow().clone();
+        l.iter().filter(|e| e.0 == "b").nth(1).expect("b ran twice").1
+    }
+
+    #[test]
+    fn a_woken_task_preempts_only_when_it_lags_by_more_than_the_wakeup_granularity() {
+        // Three CPUs: wakeup granularity 2 ms, slice 6 ms for two tasks. Having run nothing,
+        // "b" lags "a" by 3 ms when it wakes and takes the CPU at the end of a's step.
+        assert_eq!(sleeper_back_at(0), 3_000_000);
+        // Having run 2.5 ms, it is ahead of "a" (which started at 2.5 ms) and waits until the
+        // tick at 12 ms finds "a" past its slice, at the end of a's step then.
+        assert_eq!(sleeper_back_at(2_500_000), 12_500_000);
     }
 
     /// Runs two tasks "a" and "b" with the same plan on CPU 0; returns who started when.
