@@ -92,12 +92,17 @@ fn an_unmapped_clean_page_is_reclaimed_whatever_its_referenced_bit() {
     assert_eq!(mm.global_page_state(ZoneStat::NrFilePages), 0);
 }
 
-#[test]
-fn zone_reclaim_return_codes_follow_what_the_zone_holds() {
+/// A linux-3.0 machine of two 64M nodes at distance 30 (so boot turns zone_reclaim_mode on),
+/// and node 0's DMA32 zone.
+fn distant_nodes_3x() -> (Mm, usize) {
     let mut cfg = config("linux-3.0", 2, 1, "64M", "");
     cfg.machine.distance = vec![vec![10, 30], vec![30, 10]];
-    let mut mm = Mm::boot(&cfg);
-    let node0 = zid(0, ZoneType::Dma32);
+    (Mm::boot(&cfg), zid(0, ZoneType::Dma32))
+}
+
+#[test]
+fn zone_reclaim_return_codes_follow_what_the_zone_holds() {
+    let (mut mm, node0) = distant_nodes_3x();
     // Nothing cached: FULL without scanning.
     assert_eq!(mm.zone_reclaim(node0, Gfp::GFP_KERNEL, 0, 0), ZoneReclaim::Full);
     let (_, pfns) = cache_pages(&mut mm, 2000, 0);
@@ -341,10 +346,7 @@ fn kswapd_6x_flags_a_node_whose_tail_is_under_writeback_and_then_waits_for_it() 
 
 #[test]
 fn zone_reclaim_is_locked_for_others_while_its_cpu_time_runs() {
-    let mut cfg = config("linux-3.0", 2, 1, "64M", "");
-    cfg.machine.distance = vec![vec![10, 30], vec![30, 10]];
-    let mut mm = Mm::boot(&cfg);
-    let node0 = zid(0, ZoneType::Dma32);
+    let (mut mm, node0) = distant_nodes_3x();
     cache_pages(&mut mm, 2000, 0);
     mm.now_ns = 1_000_000;
     mm.cost_ns = 0;
