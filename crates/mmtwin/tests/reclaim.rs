@@ -360,3 +360,49 @@ fn zone_reclaim_is_locked_for_others_while_its_cpu_time_runs() {
     mm.now_ns = 1_000_000 + took;
     assert_eq!(mm.zone_reclaim(node0, Gfp::GFP_KERNEL, 0, 0), ZoneReclaim::Success);
 }
+
+/// The fields of one zone's section of /proc/zoneinfo (name → first number on the line).
+fn zoneinfo_zone(text: &str, node: usize, zone: &str) -> Option<std::collections::HashMap<String, u64>> {
+    let head = format!("Node {}, zone {:>8}", node, zone);
+    let body = text.split("\nNode ").map(|s| if s.starts_with("Node ") { s.to_string() } else { format!("Node {s}") }).find(|s| s.lines().next() == Some(head.as_str()))?;
+    let mut fields = std::collections::HashMap::new();
+    for line in body.lines().skip(1) {
+        let mut w = line.split_whitespace();
+        if let (Some(k), Some(v)) = (w.next(), w.next()) {
+            if let Ok(v) = v.parse() {
+                fields.entry(k.to_string()).or_insert(v);
+            }
+        }
+    }
+    Some(fields)
+}
+
+#[test]
+fn zoneinfo_3x_prints_every_zone_counter_of_populated_zones() {
+    let (mut mm, node0) = distant_nodes_3x();
+    let (_, pfns) = cache_pages(&mut mm, 2000, 0);
+    for &p in pfns.iter().take(300) {
+        mm.set_page_dirty(p);
+    }
+    let text = mm.proc_zoneinfo();
+    // 3.x walks populated zones only: the two 64M nodes have DMA32 (and node 0 DMA), no Normal.
+    assert!(zoneinfo_zone(&text, 0, "Normal").is_none() && zoneinfo_zone(&text, 1, "Movable").is_none());
+    let z = zoneinfo_zone(&text, 0, "DMA32").expect("node 0 DMA32");
+    let lv = &mm.lruvecs[node0];
+    assert_eq!(z["nr_inactive_file"], lv.size(LruList::InactiveFile));
+    assert_eq!(z["nr_inactive_file"] + z["nr_active_file"], z["nr_file_pages"]);
+    assert!(z["nr_file_pages"] >= 2000);
+    assert_eq!(z["nr_dirty"], mm.zones[node0].page_state(ZoneStat::NrFileDirty));
+    assert!(z["nr_dirty"] >= 300);
+    assert_eq!(z["scanned"], mm.zones[node0].pages_scanned);
+    // zone_statistics: each zone's numa_hit, summed, is the global counter.
+    let hits: u64 = [(0, "DMA"), (0, "DMA32"), (1, "DMA32")]
+        .iter()
+        .filter_map(|&(n, name)| zoneinfo_zone(&text, n, name))
+        .map(|z| z["numa_hit"])
+        .sum();
+    assert_eq!(hits, mm.events.get(VmStat::NumaHit));
+    assert!(z["numa_hit"] >= 2000 && z["numa_miss"] == 0);
+    // The per-CPU stat threshold: 2 × fls(2 CPUs) × (1 + fls(zone size in 128M units)).
+    assert!(text.contains("  vm stats threshold: "));
+}

@@ -165,6 +165,7 @@ impl Mm {
                     all_unreclaimable: false,
                     reclaim_locked_until: 0,
                     congested: false,
+                    numa_stat: [0; NR_NUMA_STAT_ITEMS],
                 });
             }
             nodes.push(PglistData {

@@ -238,7 +238,23 @@ pub struct Zone {
     pub reclaim_locked_until: u64,
     /// ZONE_CONGESTED: reclaim met only congested queues when writing dirty pages here.
     pub congested: bool,
+    /// The zone's NUMA counters (zone_statistics), indexed by `NumaStat`.
+    pub numa_stat: [u64; NR_NUMA_STAT_ITEMS],
 }
+
+/// The per-zone NUMA counters, in the kernel's order (NUMA_HIT .. NUMA_OTHER).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NumaStat {
+    Hit = 0,
+    Miss,
+    Foreign,
+    InterleaveHit,
+    Local,
+    Other,
+}
+
+/// Number of per-zone NUMA counters.
+pub const NR_NUMA_STAT_ITEMS: usize = 6;
 
 impl Zone {
     /// Whether the zone has any present pages (populated_zone).

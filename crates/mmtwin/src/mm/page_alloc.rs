@@ -1236,20 +1236,26 @@ impl Mm {
         self.wakeup_kswapd(node, 0, zt);
     }
 
-    /// NUMA hit/miss/local/other accounting (zone_statistics).
+    /// NUMA hit/miss/local/other accounting (zone_statistics): a hit or miss and local or
+    /// other on the zone that served the allocation, foreign on the preferred zone.
     #[inline(always)]
     fn zone_statistics(&mut self, preferred: usize, zid: usize, cpu: usize) {
         let znode = self.zones[zid].node;
         if znode == self.zones[preferred].node {
             self.events.count(VmStat::NumaHit, 1);
+            self.zones[zid].numa_stat[NumaStat::Hit as usize] += 1;
         } else {
             self.events.count(VmStat::NumaMiss, 1);
             self.events.count(VmStat::NumaForeign, 1);
+            self.zones[zid].numa_stat[NumaStat::Miss as usize] += 1;
+            self.zones[preferred].numa_stat[NumaStat::Foreign as usize] += 1;
         }
         if znode == self.cpu_to_node[cpu] {
             self.events.count(VmStat::NumaLocal, 1);
+            self.zones[zid].numa_stat[NumaStat::Local as usize] += 1;
         } else {
             self.events.count(VmStat::NumaOther, 1);
+            self.zones[zid].numa_stat[NumaStat::Other as usize] += 1;
         }
     }
 

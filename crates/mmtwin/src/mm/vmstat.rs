@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::mmzone::{LruList, MigrateType, ZoneStat, ZoneType, MAX_NR_ZONES, MIGRATE_TYPES, NR_ZONE_STAT_ITEMS, WMARK_HIGH, WMARK_LOW, WMARK_MIN, WMARK_PROMO};
+use super::mmzone::{LruList, MigrateType, NumaStat, Zone, ZoneStat, ZoneType, MAX_NR_ZONES, MIGRATE_TYPES, NR_ZONE_STAT_ITEMS, WMARK_HIGH, WMARK_LOW, WMARK_MIN, WMARK_PROMO};
 use super::page_alloc::Mm;
 use super::{NR_PAGE_ORDERS, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER};
 
@@ -379,40 +379,30 @@ impl Mm {
 
     /// /proc/zoneinfo in this era's layout (the fields this model has; others print 0).
     pub fn proc_zoneinfo(&self) -> String {
+        if self.era == Era::Linux3 {
+            return self.proc_zoneinfo_3x();
+        }
         let mut s = String::new();
         for z in self.zones.iter() {
             let _ = writeln!(s, "Node {}, zone {:>8}", z.node, z.zone_type.name());
-            if self.era == Era::Linux6 && z.zone_type == ZoneType::Dma && z.node < self.nodes.len() {
+            if z.zone_type == ZoneType::Dma && z.node < self.nodes.len() {
                 let _ = writeln!(s, "  per-node stats");
                 let anon = self.node_page_state(z.node, ZoneStat::NrAnonPages);
                 let _ = writeln!(s, "      nr_anon_pages {}", anon);
             }
             let _ = writeln!(s, "  pages free     {}", z.nr_free_pages);
-            if self.era == Era::Linux6 {
-                let _ = writeln!(s, "        boost    {}", z.watermark_boost);
-            }
+            let _ = writeln!(s, "        boost    {}", z.watermark_boost);
             let _ = writeln!(s, "        min      {}", z.wmark_pages(WMARK_MIN));
             let _ = writeln!(s, "        low      {}", z.wmark_pages(WMARK_LOW));
             let _ = writeln!(s, "        high     {}", z.wmark_pages(WMARK_HIGH));
-            if self.era == Era::Linux3 {
-                let _ = writeln!(s, "        scanned  0");
-            } else {
-                let _ = writeln!(s, "        promo    {}", z.wmark_pages(WMARK_PROMO));
-            }
+            let _ = writeln!(s, "        promo    {}", z.wmark_pages(WMARK_PROMO));
             let _ = writeln!(s, "        spanned  {}", z.spanned_pages);
             let _ = writeln!(s, "        present  {}", z.present_pages);
-            if self.era == Era::Linux6 {
-                let _ = writeln!(s, "        managed  {}", z.managed_pages);
-                let _ = writeln!(s, "        cma      0");
-            }
+            let _ = writeln!(s, "        managed  {}", z.managed_pages);
+            let _ = writeln!(s, "        cma      0");
             let prot: Vec<String> = z.lowmem_reserve.iter().map(|v| v.to_string()).collect();
-            if self.era == Era::Linux3 {
-                let _ = writeln!(s, "    nr_free_pages {}", z.nr_free_pages);
-            }
             let _ = writeln!(s, "        protection: ({})", prot.join(", "));
-            if self.era == Era::Linux6 {
-                let _ = writeln!(s, "      nr_free_pages {}", z.nr_free_pages);
-            }
+            let _ = writeln!(s, "      nr_free_pages {}", z.nr_free_pages);
             if !z.populated() {
                 continue;
             }
@@ -423,16 +413,89 @@ impl Mm {
                 let _ = writeln!(s, "              high:  {}", p.high);
                 let _ = writeln!(s, "              batch: {}", p.batch);
             }
-            if self.era == Era::Linux3 {
-                let _ = writeln!(s, "  all_unreclaimable: 0");
-                let _ = writeln!(s, "  start_pfn:         {}", z.zone_start_pfn);
-                let _ = writeln!(s, "  inactive_ratio:    {}", inactive_ratio(z.present_pages));
-            } else {
-                let _ = writeln!(s, "  node_unreclaimable:  0");
-                let _ = writeln!(s, "  start_pfn:           {}", z.zone_start_pfn);
-            }
+            let _ = writeln!(s, "  node_unreclaimable:  0");
+            let _ = writeln!(s, "  start_pfn:           {}", z.zone_start_pfn);
         }
         s
+    }
+
+    /// 3.x /proc/zoneinfo (zoneinfo_show_print, 3.0–3.1): populated zones only; the
+    /// watermarks, pages_scanned and sizes, then every zone counter by its vmstat name (the
+    /// ones this model does not keep — unevictable, mlock, page tables, kernel stacks, NFS
+    /// unstable, bounce, writeback_temp, THP — print 0), the lowmem protection, each CPU's
+    /// pageset with its stat threshold, and the reclaim state.
+    fn proc_zoneinfo_3x(&self) -> String {
+        let mut s = String::new();
+        let cpus = self.cpu_to_node.len() as u64;
+        for z in self.zones.iter().filter(|z| z.populated()) {
+            let _ = writeln!(s, "Node {}, zone {:>8}", z.node, z.zone_type.name());
+            let _ = writeln!(s, "  pages free     {}", z.nr_free_pages);
+            let _ = writeln!(s, "        min      {}", z.wmark_pages(WMARK_MIN));
+            let _ = writeln!(s, "        low      {}", z.wmark_pages(WMARK_LOW));
+            let _ = writeln!(s, "        high     {}", z.wmark_pages(WMARK_HIGH));
+            let _ = writeln!(s, "        scanned  {}", z.pages_scanned);
+            let _ = writeln!(s, "        spanned  {}", z.spanned_pages);
+            let _ = writeln!(s, "        present  {}", z.present_pages);
+            for (name, v) in self.zone_stat_items_3x(z) {
+                let _ = writeln!(s, "    {:<12} {}", name, v);
+            }
+            let prot: Vec<String> = z.lowmem_reserve.iter().map(|v| v.to_string()).collect();
+            let _ = writeln!(s, "        protection: ({})", prot.join(", "));
+            let _ = writeln!(s, "  pagesets");
+            let threshold = stat_threshold_3x(z.present_pages, cpus);
+            for (cpu, p) in z.pcp.iter().enumerate() {
+                let _ = writeln!(s, "    cpu: {}", cpu);
+                let _ = writeln!(s, "              count: {}", p.count);
+                let _ = writeln!(s, "              high:  {}", p.high);
+                let _ = writeln!(s, "              batch: {}", p.batch);
+                let _ = writeln!(s, "  vm stats threshold: {}", threshold);
+            }
+            let _ = writeln!(s, "  all_unreclaimable: {}", u32::from(z.all_unreclaimable));
+            let _ = writeln!(s, "  start_pfn:         {}", z.zone_start_pfn);
+            let _ = writeln!(s, "  inactive_ratio:    {}", inactive_ratio(z.present_pages));
+        }
+        s
+    }
+
+    /// The 3.x zone counters (enum zone_stat_item, 3.0–3.1) with their vmstat names, in order.
+    fn zone_stat_items_3x(&self, z: &Zone) -> [(&'static str, u64); 32] {
+        let lv = &self.lruvecs[z.id];
+        let st = |i: ZoneStat| z.page_state(i);
+        let numa = |i: NumaStat| z.numa_stat[i as usize];
+        [
+            ("nr_free_pages", z.nr_free_pages.max(0) as u64),
+            ("nr_inactive_anon", lv.size(LruList::InactiveAnon)),
+            ("nr_active_anon", lv.size(LruList::ActiveAnon)),
+            ("nr_inactive_file", lv.size(LruList::InactiveFile)),
+            ("nr_active_file", lv.size(LruList::ActiveFile)),
+            ("nr_unevictable", 0),
+            ("nr_mlock", 0),
+            ("nr_anon_pages", st(ZoneStat::NrAnonPages)),
+            ("nr_mapped", st(ZoneStat::NrFileMapped)),
+            ("nr_file_pages", st(ZoneStat::NrFilePages)),
+            ("nr_dirty", st(ZoneStat::NrFileDirty)),
+            ("nr_writeback", st(ZoneStat::NrWriteback)),
+            ("nr_slab_reclaimable", st(ZoneStat::NrSlabReclaimable)),
+            ("nr_slab_unreclaimable", st(ZoneStat::NrSlabUnreclaimable)),
+            ("nr_page_table_pages", 0),
+            ("nr_kernel_stack", 0),
+            ("nr_unstable", 0),
+            ("nr_bounce", 0),
+            ("nr_vmscan_write", st(ZoneStat::NrVmscanWrite)),
+            ("nr_writeback_temp", 0),
+            ("nr_isolated_anon", st(ZoneStat::NrIsolatedAnon)),
+            ("nr_isolated_file", st(ZoneStat::NrIsolatedFile)),
+            ("nr_shmem", st(ZoneStat::NrShmem)),
+            ("nr_dirtied", st(ZoneStat::NrDirtied)),
+            ("nr_written", st(ZoneStat::NrWritten)),
+            ("numa_hit", numa(NumaStat::Hit)),
+            ("numa_miss", numa(NumaStat::Miss)),
+            ("numa_foreign", numa(NumaStat::Foreign)),
+            ("numa_interleave", numa(NumaStat::InterleaveHit)),
+            ("numa_local", numa(NumaStat::Local)),
+            ("numa_other", numa(NumaStat::Other)),
+            ("nr_anon_transparent_hugepages", 0),
+        ]
     }
 }
 
@@ -509,6 +572,14 @@ impl crate::sim::Task for VmstatWorker {
 }
 
 /// 3.x zone->inactive_ratio for anon: int_sqrt(10 × GB), at least 1 (calculate_zone_inactive_ratio).
+/// 3.x calculate_threshold: a zone's per-CPU counter drift allowed before folding, 2 ×
+/// fls(CPUs) × (1 + fls(memory in 128 MB units)), at most 125.
+pub fn stat_threshold_3x(present_pages: u64, cpus: u64) -> u64 {
+    let fls = |x: u64| u64::from(64 - x.leading_zeros());
+    let mem = (present_pages * super::PAGE_SIZE) >> 27;
+    (2 * fls(cpus) * (1 + fls(mem))).min(125)
+}
+
 pub fn inactive_ratio(pages: u64) -> u64 {
     let gb = (pages * super::PAGE_SIZE) >> 30;
     if gb == 0 {
