@@ -6,7 +6,7 @@ use common::*;
 use mmtwin::mm::gfp::*;
 use mmtwin::mm::mmzone::*;
 use mmtwin::mm::vmstat::VmStat;
-use mmtwin::mm::{MAX_PAGE_ORDER, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER};
+use mmtwin::mm::{Mm, MAX_PAGE_ORDER, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER};
 use mmtwin::testing::checkers::check_all;
 
 /// A zone holding exactly one free block of order 10 (the rest allocated).
@@ -341,14 +341,26 @@ fn pcp_6x_batch_and_high_come_from_the_zone_and_the_low_watermark() {
     assert_eq!((mm3.zones[z].pcp[0].batch, mm3.zones[z].pcp[0].high), (31, 186));
 }
 
-#[test]
-fn pcp_6_1_high_is_the_low_watermark_split_over_the_nodes_cpus_and_stays_fixed() {
-    let mut mm = boot("linux-6.1", 1, 2, "1G", "");
+/// A one-node 1G linux-6.1 machine with `cpus` CPUs: (mm, its DMA32 zone, CPU 0's pcp high
+/// and batch there).
+fn linux_6_1_dma32(cpus: usize) -> (Mm, usize, u32, u32) {
+    let mm = boot("linux-6.1", 1, cpus, "1G", "");
     let z = zid(0, ZoneType::Dma32);
     let (high, batch) = (mm.zones[z].pcp[0].high, mm.zones[z].pcp[0].batch);
+    (mm, z, high, batch)
+}
+
+/// Allocates `n` movable order-0 pages from CPU 0.
+fn alloc_movable(mm: &mut Mm, n: u32) -> Vec<u32> {
+    (0..n).map(|_| mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap()).collect()
+}
+
+#[test]
+fn pcp_6_1_high_is_the_low_watermark_split_over_the_nodes_cpus_and_stays_fixed() {
+    let (mut mm, z, high, batch) = linux_6_1_dma32(2);
     assert_eq!(high, (mm.zones[z].low_wmark_pages() as u32 / 2).max(batch * 4));
     assert_eq!((mm.zones[z].pcp[0].high_min, mm.zones[z].pcp[0].high_max), (high, high), "no auto-tuning range");
-    let pages: Vec<u32> = (0..4 * high).map(|_| mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap()).collect();
+    let pages = alloc_movable(&mut mm, 4 * high);
     for &p in &pages {
         mm.free_pages(p, 0, 0);
         assert!(mm.zones[z].pcp[0].count < high, "never holds high pages after a free");
@@ -361,10 +373,8 @@ fn pcp_6_1_high_is_the_low_watermark_split_over_the_nodes_cpus_and_stays_fixed()
 
 #[test]
 fn pcp_6_1_drains_double_while_frees_run_without_an_allocation() {
-    let mut mm = boot("linux-6.1", 1, 1, "1G", "");
-    let z = zid(0, ZoneType::Dma32);
-    let (high, batch) = (mm.zones[z].pcp[0].high, mm.zones[z].pcp[0].batch);
-    let pages: Vec<u32> = (0..4 * high).map(|_| mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap()).collect();
+    let (mut mm, z, high, batch) = linux_6_1_dma32(1);
+    let pages = alloc_movable(&mut mm, 4 * high);
     mm.drain_all_pages();
     let mut drains = Vec::new();
     let mut before = 0;
@@ -388,11 +398,9 @@ fn pcp_6_1_drains_double_while_frees_run_without_an_allocation() {
 
 #[test]
 fn pcp_6_1_keeps_four_batches_while_the_zone_is_reclaim_active() {
-    let mut mm = boot("linux-6.1", 1, 1, "1G", "");
-    let z = zid(0, ZoneType::Dma32);
-    let (high, batch) = (mm.zones[z].pcp[0].high, mm.zones[z].pcp[0].batch);
+    let (mut mm, z, high, batch) = linux_6_1_dma32(1);
     assert!(high > 4 * batch, "a 1G zone's high ({high}) is above 4 batches ({batch})");
-    let pages: Vec<u32> = (0..high).map(|_| mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap()).collect();
+    let pages = alloc_movable(&mut mm, high);
     mm.drain_all_pages();
     mm.zones[z].flags |= ZONE_RECLAIM_ACTIVE;
     let mut peak = 0;

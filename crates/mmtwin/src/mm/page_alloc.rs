@@ -1237,26 +1237,19 @@ impl Mm {
     }
 
     /// NUMA hit/miss/local/other accounting (zone_statistics): a hit or miss and local or
-    /// other on the zone that served the allocation, foreign on the preferred zone.
+    /// other on the zone that served the allocation, foreign on the preferred zone. The
+    /// global counters are these summed over the zones (vmstat_snapshot).
     #[inline(always)]
     fn zone_statistics(&mut self, preferred: usize, zid: usize, cpu: usize) {
         let znode = self.zones[zid].node;
         if znode == self.zones[preferred].node {
-            self.events.count(VmStat::NumaHit, 1);
             self.zones[zid].numa_stat[NumaStat::Hit as usize] += 1;
         } else {
-            self.events.count(VmStat::NumaMiss, 1);
-            self.events.count(VmStat::NumaForeign, 1);
             self.zones[zid].numa_stat[NumaStat::Miss as usize] += 1;
             self.zones[preferred].numa_stat[NumaStat::Foreign as usize] += 1;
         }
-        if znode == self.cpu_to_node[cpu] {
-            self.events.count(VmStat::NumaLocal, 1);
-            self.zones[zid].numa_stat[NumaStat::Local as usize] += 1;
-        } else {
-            self.events.count(VmStat::NumaOther, 1);
-            self.zones[zid].numa_stat[NumaStat::Other as usize] += 1;
-        }
+        let local = if znode == self.cpu_to_node[cpu] { NumaStat::Local } else { NumaStat::Other };
+        self.zones[zid].numa_stat[local as usize] += 1;
     }
 
     /// 6.x reserve_highatomic_pageblock: after a high-order atomic allocation, reserve its

@@ -277,6 +277,17 @@ impl Mm {
         out[VmStat::NrInactiveFile as usize] = self.nr_lru_pages(LruList::InactiveFile) as i64;
         out[VmStat::NrActiveFile as usize] = self.nr_lru_pages(LruList::ActiveFile) as i64;
         out[VmStat::NrUnevictable as usize] = self.nr_lru_pages(LruList::Unevictable) as i64;
+        let numa = [
+            (VmStat::NumaHit, NumaStat::Hit),
+            (VmStat::NumaMiss, NumaStat::Miss),
+            (VmStat::NumaForeign, NumaStat::Foreign),
+            (VmStat::NumaInterleave, NumaStat::InterleaveHit),
+            (VmStat::NumaLocal, NumaStat::Local),
+            (VmStat::NumaOther, NumaStat::Other),
+        ];
+        for (item, ns) in numa {
+            out[item as usize] = self.zones.iter().map(|z| z.numa_stat[ns as usize] as i64).sum();
+        }
         out
     }
 
