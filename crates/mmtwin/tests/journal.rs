@@ -69,11 +69,12 @@ fn ext3_commit_writes_the_transactions_data_first_then_its_metadata_to_the_log()
     let mut mm = boot("ext3");
     let (ino, pfns) = write_file(&mut mm, 8);
     let meta = mm.journals[0].running.meta.clone();
-    // create: the inode bitmap and inode table block; the block allocations: the block bitmap;
-    // both: the group descriptor block.
+    // create: the inode bitmap and inode table block and the root directory's leaf with the
+    // new name; the block allocations: the block bitmap; both: the group descriptor block.
     let fs = mm.sbs[0].fs_type;
     let i_ino = mm.inode(ino).i_ino;
-    let expect = [1, fs.block_bitmap_of(0), fs.inode_bitmap_of(i_ino), fs.inode_block_of(i_ino)];
+    let leaf = mm.sbs[0].dirs[0].blocks[0];
+    let expect = [1, fs.block_bitmap_of(0), fs.inode_bitmap_of(i_ino), fs.inode_block_of(i_ino), leaf];
     assert_eq!(meta, expect.into_iter().collect(), "{meta:?}");
     assert!(mm.journals[0].running.inodes.contains(&ino), "data=ordered files the inode's data");
     let mut k = Kjournald::new(0, "kjournald".into());
@@ -88,8 +89,8 @@ fn ext3_commit_writes_the_transactions_data_first_then_its_metadata_to_the_log()
     assert_eq!(s.journal_commits, 1);
     assert_eq!(s.ordered_data_pages, 8, "the commit wrote the data");
     assert!(pfns.iter().all(|&p| mm.pages[p as usize].flags & (PG_DIRTY | PG_WRITEBACK) == 0));
-    // One descriptor, four metadata copies, the commit block.
-    assert_eq!(s.journal_blocks, 6);
+    // One descriptor, five metadata copies, the commit block.
+    assert_eq!(s.journal_blocks, 7);
     assert_eq!(s.requests[1], 3, "data, then the log blocks, then the commit block");
     let j = &mm.journals[0];
     assert_eq!(j.checkpoint.keys().copied().collect::<Vec<_>>(), meta.into_iter().collect::<Vec<_>>());
@@ -102,12 +103,12 @@ fn ext3_commit_writes_the_transactions_data_first_then_its_metadata_to_the_log()
 fn ext4_commit_logs_only_metadata_and_leaves_delalloc_data_to_the_flusher() {
     let mut mm = boot("ext4");
     let (_, pfns) = write_file(&mut mm, 8);
-    assert_eq!(mm.journals[0].running.meta.len(), 3, "the create's blocks; no data block is allocated yet");
+    assert_eq!(mm.journals[0].running.meta.len(), 4, "the create's blocks; no data block is allocated yet");
     assert!(!mm.journals[0].ordered_data);
     let mut k = Kjournald::new(0, "jbd2/sda-8".into());
     run_journal(&mut mm, &mut k, COMMIT_INTERVAL_NS);
     let s = &mm.bdevs[0].stats;
-    assert_eq!((s.journal_commits, s.journal_blocks, s.ordered_data_pages), (1, 5, 0));
+    assert_eq!((s.journal_commits, s.journal_blocks, s.ordered_data_pages), (1, 6, 0));
     assert!(pfns.iter().all(|&p| mm.pages[p as usize].flags & PG_DIRTY != 0), "still dirty");
 }
 
@@ -137,23 +138,27 @@ fn committed_metadata_is_written_home_once_it_has_been_dirty_for_dirty_expire() 
 #[test]
 fn data_allocation_skips_each_groups_bitmaps_and_inode_table() {
     // ext3: superblock and descriptors, two bitmaps and the inode table in front of group 0's
-    // data; a file crossing into group 1 jumps over that group's metadata.
+    // data, then the root directory's block and lost+found's four; a file crossing into group
+    // 1 jumps over that group's metadata.
     let mut mm = boot("ext3");
     let ino = mm.create_file(0, 0).unwrap();
     let first_data = 2 + 2 + ITABLE_BLOCKS;
-    assert_eq!(mm.get_block(ino, 0), mm.sbs[0].sector_of(first_data));
+    assert_eq!(mm.sbs[0].dirs[0].blocks[0], first_data);
+    assert_eq!(mm.get_block(ino, 0), mm.sbs[0].sector_of(first_data + 5));
     let mut mm = boot("ext3");
     let ino = mm.create_file(0, 0).unwrap();
     mm.lay_out_file(ino, 40_000);
     let ext = &mm.inode(ino).extents;
     let group1 = ext.iter().find(|e| mm.sbs[0].block_of(e.1) >= BLOCKS_PER_GROUP).unwrap();
     assert_eq!(mm.sbs[0].block_of(group1.1), BLOCKS_PER_GROUP + 2 + ITABLE_BLOCKS);
-    // ext4's flex_bg packs 16 groups' metadata into the first: group 1 is all data.
+    // ext4's flex_bg packs 16 groups' metadata into the first: group 1 is all data, and a
+    // regular file's goal is the flex group's second group (the first is left to
+    // directories).
     let mut mm = boot("ext4");
     let ino = mm.create_file(0, 0).unwrap();
     mm.lay_out_file(ino, 40_000);
     assert_eq!(mm.inode(ino).extents.len(), 1);
-    assert_eq!(mm.sbs[0].block_of(mm.inode(ino).extents[0].1), 2 + 16 * (2 + ITABLE_BLOCKS));
+    assert_eq!(mm.sbs[0].block_of(mm.inode(ino).extents[0].1), BLOCKS_PER_GROUP);
 }
 
 #[test]

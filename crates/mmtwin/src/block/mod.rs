@@ -11,8 +11,15 @@
 //!   direction is appended to it (a back merge, as elv_merge finds through the last-merge hint
 //!   and the request hash), up to `max_sectors_kb` and `max_segments` (ll_back_merge_fn →
 //!   ll_new_hw_segment, 2.6.32–3.x: the bio's segments are added without crediting a join).
+//!   `deadline` also merges a bio that ends where a request starts (a front merge through its
+//!   sector-sorted tree, front_merges = 1). A request that grew until it touches its neighbour
+//!   in sector order is merged with it (attempt_back_merge / attempt_front_merge →
+//!   ll_merge_requests_fn, crediting a physically contiguous join), and keeps the older of the
+//!   two FIFO places (deadline_merged_requests).
 //! * Dispatch: `deadline` prefers reads (a batch of reads goes first unless writes have been
 //!   passed over `writes_starved` times), arrival order within a direction; `noop` is one FIFO.
+//!   (The kernel's deadline sends each batch in ascending sector order; that is not modelled
+//!   yet: see EXPERIMENTS.md, per-zone-dirty-limits.)
 //!   The scatterlist of a dispatched request (blk_rq_map_sg) joins physically adjacent pages
 //!   across bio boundaries under the same rules; its length is the request's segment count.
 //! * Queue depth: at most `nr_requests` requests per direction; a submitter finding the queue
@@ -318,7 +325,7 @@ pub struct Request {
     pub nr_phys_segments: u32,
     /// Direct I/O id of its bios (0: page cache or swap); bios of different dios do not merge.
     pub dio: u32,
-    /// Arrival order (noop's FIFO).
+    /// Arrival order (the FIFO).
     seq: u64,
 }
 
@@ -458,49 +465,107 @@ impl BlockDevice {
         self.model.nr_requests as usize * 13 / 16
     }
 
-    /// Queues a bio, merging it at the back of a queued request of the same direction when the
-    /// sectors are adjacent and the result fits max_sectors and max_segments. Returns true if
-    /// the device is idle and must be kicked (the caller schedules the dispatch).
+    /// Queues a bio: merges it at the back of a queued request of the same
+    /// direction whose last sector it follows, or (deadline) at the front of one it ends
+    /// against, when the result fits max_sectors and max_segments; then merges the grown
+    /// request with its sector neighbour if they now touch. Returns true if the device is idle
+    /// and must be kicked (the caller schedules the dispatch).
     pub fn submit_bio(&mut self, bio: Bio) -> bool {
         let d = bio.dir as usize;
         let max = u64::from(self.model.max_sectors_kb) * 2;
         let max_segs = self.model.max_segments;
         let n = bio.pages.len() as u64 * SECTORS_PER_PAGE;
+        let front_merges = self.model.scheduler == Scheduler::Deadline;
         let mut refused = false;
-        let target = self.queued[d].iter_mut().rev().find(|r| r.end() == bio.sector && r.nr_sectors + n <= max && r.dio == bio.dio);
-        let target = match target {
-            Some(r) if r.nr_phys_segments + bio.segments > max_segs => {
-                refused = true;
-                None
+        let mut merged = None;
+        for back in [true, false] {
+            if !back && !front_merges {
+                break;
             }
-            t => t,
-        };
-        if let Some(rq) = target {
+            let hit = self.queued[d].iter().rposition(|r| r.dio == bio.dio && if back { r.end() == bio.sector } else { r.sector == bio.end() });
+            let Some(i) = hit else { continue };
+            let r = &self.queued[d][i];
+            if r.nr_sectors + n > max {
+                continue;
+            }
+            if r.nr_phys_segments + bio.segments > max_segs {
+                refused = true;
+                continue;
+            }
+            let rq = &mut self.queued[d][i];
             rq.nr_sectors += n;
-            rq.pages.extend_from_slice(&bio.pages);
             rq.nr_bios += 1;
             rq.nr_phys_segments += bio.segments;
-            self.stats.merges[d] += 1;
-        } else {
-            if refused {
-                self.stats.merge_refused_segments += 1;
+            if back {
+                rq.pages.extend_from_slice(&bio.pages);
+            } else {
+                rq.sector = bio.sector;
+                rq.pages.splice(0..0, bio.pages.iter().copied());
             }
-            self.seq += 1;
-            self.queued[d].push_back(Request {
-                dir: bio.dir,
-                sector: bio.sector,
-                nr_sectors: n,
-                nr_phys_segments: bio.segments,
-                pages: bio.pages,
-                nr_bios: 1,
-                dio: bio.dio,
-                seq: self.seq,
-            });
-            if self.queued[d].len() >= self.congestion_on() {
-                self.congested[d] = true;
+            self.stats.merges[d] += 1;
+            merged = Some((i, back));
+            break;
+        }
+        match merged {
+            Some((i, back)) => self.attempt_merge(d, i, back),
+            None => {
+                if refused {
+                    self.stats.merge_refused_segments += 1;
+                }
+                self.seq += 1;
+                self.queued[d].push_back(Request {
+                    dir: bio.dir,
+                    sector: bio.sector,
+                    nr_sectors: n,
+                    nr_phys_segments: bio.segments,
+                    pages: bio.pages,
+                    nr_bios: 1,
+                    dio: bio.dio,
+                    seq: self.seq,
+                });
+                if self.queued[d].len() >= self.congestion_on() {
+                    self.congested[d] = true;
+                }
             }
         }
         self.in_flight.is_none()
+    }
+
+    /// attempt_back_merge / attempt_front_merge: request `i` of direction `d` grew at its back
+    /// (or front); if it now touches the next (previous) request in sector order and the two
+    /// fit the queue's limits together (ll_merge_requests_fn), they become one request with
+    /// the older FIFO place and deadline.
+    fn attempt_merge(&mut self, d: usize, i: usize, back: bool) {
+        let r = &self.queued[d][i];
+        let other = if back {
+            self.queued[d].iter().position(|o| o.sector == r.end() && o.dio == r.dio)
+        } else {
+            self.queued[d].iter().position(|o| o.end() == r.sector && o.dio == r.dio)
+        };
+        let Some(j) = other else { return };
+        let (first, second) = if back { (i, j) } else { (j, i) };
+        let (a, b) = (&self.queued[d][first], &self.queued[d][second]);
+        let join = self.model.phys_mergeable(*a.pages.last().expect("pages"), b.pages[0], 0);
+        let segs = a.nr_phys_segments + b.nr_phys_segments - u32::from(join);
+        if a.nr_sectors + b.nr_sectors > u64::from(self.model.max_sectors_kb) * 2 || segs > self.model.max_segments {
+            return;
+        }
+        let b = self.queued[d].remove(second).expect("queued");
+        let first = if second < first { first - 1 } else { first };
+        let older = b.seq < self.queued[d][first].seq;
+        let a = &mut self.queued[d][first];
+        a.nr_sectors += b.nr_sectors;
+        a.nr_bios += b.nr_bios;
+        a.nr_phys_segments = segs;
+        a.pages.extend_from_slice(&b.pages);
+        if older {
+            // The merged request takes the older one's place in the FIFO.
+            a.seq = b.seq;
+            let a = self.queued[d].remove(first).expect("queued");
+            let at = self.queued[d].iter().position(|r| r.seq > b.seq).unwrap_or(self.queued[d].len());
+            self.queued[d].insert(at, a);
+        }
+        self.stats.merges[d] += 1;
     }
 
     /// The next request the scheduler would dispatch.
@@ -641,6 +706,22 @@ mod tests {
         }
         use Dir::*;
         assert_eq!(order, vec![Read, Read, Write, Read, Read, Write, Write]);
+    }
+
+    #[test]
+    fn deadline_front_merges_and_a_filled_gap_joins_two_requests() {
+        let mut d = BlockDevice::new("sda", DeviceModel::default());
+        d.submit_bio(bio(Dir::Write, 16, &[3, 4]));
+        d.submit_bio(bio(Dir::Write, 0, &[1, 2])); // ends where the first starts: front merge
+        assert_eq!(d.nr_queued(Dir::Write), 1);
+        d.submit_bio(bio(Dir::Write, 48, &[7]));
+        d.submit_bio(bio(Dir::Write, 32, &[5, 6])); // fills the gap: back merge, then join
+        assert_eq!(d.nr_queued(Dir::Write), 1);
+        assert_eq!(d.stats.merges[1], 3);
+        d.dispatch(0, &mut 0);
+        let rq = d.complete();
+        assert_eq!((rq.sector, rq.nr_sectors, rq.pages), (0, 56, vec![1, 2, 3, 4, 5, 6, 7]));
+        assert_eq!(d.stats.segments[1], 1, "physically adjacent across all three bios");
     }
 
     #[test]

@@ -2,9 +2,11 @@
 //! caches, with their LRU lists and the superblock shrinker), block mapping of file pages, and
 //! the file operations workloads call (create, unlink, open/close).
 //!
-//! Blocks come from a per-superblock allocation cursor, so a file allocated in order lands
-//! contiguously. When a page gets its block, and what `->writepage` does when reclaim calls it,
-//! is the file system type's (`FsType`, 3.0 behaviour):
+//! Blocks come from the file system's allocator (`balloc`: ext2/ext3 reservation windows near
+//! the inode's group and the writer's colour, ext4's goal in the inode's flex group); inodes
+//! and directories are placed by `ialloc` (Orlov). When a page gets its block, and what
+//! `->writepage` does when reclaim calls it, is the file system type's (`FsType`, 3.0
+//! behaviour):
 //!
 //! | type | block allocated | writepage from kswapd | from direct reclaim |
 //! |------|-----------------|------------------------|---------------------|
@@ -19,8 +21,10 @@
 //! system; ext3 and ext4 journal their metadata (see `jbd`).
 
 pub mod aops;
+pub mod balloc;
 pub mod direct_io;
 pub mod fs_writeback;
+pub mod ialloc;
 pub mod inode;
 pub mod jbd;
 
@@ -95,6 +99,13 @@ pub struct Inode {
     pub ra: FileRaState,
     /// The on-disk inode number (i_ino), which places the inode in a group's inode table.
     pub i_ino: u64,
+    /// The group of the inode (i_block_group) and the directory holding its name.
+    pub i_block_group: u32,
+    pub dir: ialloc::DirId,
+    /// Block allocation state: reservation window, last allocation.
+    pub alloc: balloc::BlockAllocInfo,
+    /// ext2/ext3 indirect blocks of the file.
+    pub meta_blocks: Vec<u64>,
 }
 
 /// A file system type: what decides when blocks are allocated and how ->writepage treats
@@ -134,8 +145,14 @@ pub struct SuperBlock {
     pub dev: usize,
     /// First sector of the file system on the device.
     pub start_sector: u64,
-    /// Next free sector for new extents.
-    pub next_sector: u64,
+    /// Free blocks (the block bitmaps) and free blocks per group.
+    pub free: balloc::FreeSpace,
+    /// Reservation windows of ext2/ext3 files: first block → (last block, file).
+    pub rsv: BTreeMap<u64, (u64, Ino)>,
+    /// Group descriptors (free inodes, directories, the inode bitmap).
+    pub groups: Vec<ialloc::GroupDesc>,
+    /// Directories; 0 is the root.
+    pub dirs: Vec<ialloc::Directory>,
     /// Dirty inodes in the order they were dirtied (b_dirty; oldest first here).
     pub b_dirty: BTreeMap<u64, Ino>,
     /// Unused inodes (s_inode_lru): lowest key is the tail (oldest).
@@ -152,8 +169,6 @@ pub struct SuperBlock {
     /// The journal area (first block, blocks; 0 blocks: none) and its index in `Mm::journals`.
     pub journal_area: (u64, u64),
     pub journal: Option<usize>,
-    /// The next on-disk inode number to hand out.
-    pub next_ino: u64,
 }
 
 impl SuperBlock {
@@ -215,10 +230,16 @@ impl Mm {
         self.inodes[ino as usize].as_mut().expect("a live inode")
     }
 
-    /// Creates a file on superblock `sb` (open(O_CREAT)): allocates its inode and dentry
-    /// objects and an empty page cache; the file starts open once (i_count holds the dentry and
-    /// the open). Returns None if the objects could not be allocated.
+    /// Creates a file in the root directory of superblock `sb` (see `create_file_in`).
     pub fn create_file(&mut self, sb: usize, cpu: usize) -> Option<Ino> {
+        self.create_file_in(sb, ialloc::ROOT_DIR, cpu)
+    }
+
+    /// Creates a file in directory `dir` of superblock `sb` (open(O_CREAT)): allocates its
+    /// inode and dentry objects and an empty page cache, places its on-disk inode (`ialloc`)
+    /// and adds its name to the directory; the file starts open once (i_count holds the dentry
+    /// and the open). Returns None if the objects or an inode could not be allocated.
+    pub fn create_file_in(&mut self, sb: usize, dir: ialloc::DirId, cpu: usize) -> Option<Ino> {
         self.cost_ns += self.costs.file_create_ns;
         let (ic, dc) = (self.sbs[sb].inode_cache, self.sbs[sb].dentry_cache);
         let islab = self.kmem_cache_alloc(ic, cpu)?;
@@ -226,6 +247,13 @@ impl Mm {
             self.kmem_cache_free(ic, islab, cpu);
             return None;
         };
+        let rnd = ialloc::mix64(self.sbs[sb].seq ^ 0x5eed);
+        let Some((i_block_group, i_ino)) = self.ialloc(sb, dir, false, rnd) else {
+            self.kmem_cache_free(ic, islab, cpu);
+            self.kmem_cache_free(dc, dslab, cpu);
+            return None;
+        };
+        self.dir_add_entry(sb, dir, i_ino);
         let ino = match self.free_inos.pop() {
             Some(i) => i,
             None => {
@@ -234,8 +262,6 @@ impl Mm {
             }
         };
         let mapping = self.new_mapping(ino as u64);
-        let i_ino = self.sbs[sb].next_ino;
-        self.sbs[sb].next_ino += 1;
         self.jbd_inode_alloc(sb, i_ino);
         self.inodes[ino as usize] = Some(Inode {
             sb,
@@ -253,6 +279,10 @@ impl Mm {
             writeback_index: 0,
             ra: FileRaState::default(),
             i_ino,
+            i_block_group,
+            dir,
+            alloc: balloc::BlockAllocInfo::default(),
+            meta_blocks: Vec::new(),
         });
         Some(ino)
     }
@@ -282,10 +312,12 @@ impl Mm {
         true
     }
 
-    /// Closes a file (fput → dput + iput): an unused dentry goes on the dentry LRU with
-    /// DCACHE_REFERENCED set.
+    /// Closes a file (fput → dput + iput): its reservation window is discarded
+    /// (ext3_release_file; every open is taken as the last writer), and an unused dentry goes
+    /// on the dentry LRU with DCACHE_REFERENCED set.
     pub fn close_file(&mut self, ino: Ino) {
         self.cost_ns += self.costs.syscall_ns;
+        self.discard_reservation(ino);
         let sb = self.inode(ino).sb;
         let key = self.sbs[sb].next_key();
         let i = self.inode_mut(ino);
@@ -313,76 +345,67 @@ impl Mm {
     }
 
     /// Allocates the block of page `index` (at write() for ext2/ext3, at writeback or at
-    /// writepage from reclaim with delayed allocation): takes the next data block at the
-    /// superblock's cursor (past group metadata and the journal; ext2/ext3 first put the
-    /// indirect blocks the index needs there), extends the file's last extent when it is the
-    /// next page right behind it, otherwise starts a new extent. A journaled file system logs
+    /// writepage from reclaim with delayed allocation) for the current task: the file system's
+    /// allocator (`balloc`) places it near the goal, ext2/ext3 first allocating the indirect
+    /// blocks the index needs in front of it (ext3_alloc_branch); the file's last extent grows
+    /// when the block follows it, otherwise a new extent starts. A journaled file system logs
     /// the block bitmaps and the indirect blocks.
     pub fn get_block(&mut self, ino: Ino, index: u32) -> u64 {
+        let pid = self.sched.current_pid;
+        self.alloc_file_block(ino, index, pid, true)
+    }
+
+    /// `get_block` for task `pid`, journaling the allocation or not.
+    fn alloc_file_block(&mut self, ino: Ino, index: u32, pid: u32, journal: bool) -> u64 {
         if let Some(s) = self.bmap(ino, index) {
             return s;
         }
         let sb = self.inode(ino).sb;
         let fs = self.sbs[sb].fs_type;
-        let s = &self.sbs[sb];
-        let mut block = s.next_data_block(s.block_of(s.next_sector));
+        let mut goal = self.block_goal(ino, index, pid);
+        let full = "the file system is full (mmtwin does not model ENOSPC): make [machine.disk] size larger";
         for _ in 0..fs.indirect_blocks_before(u64::from(index)) {
-            let sector = self.sbs[sb].sector_of(block);
-            self.jbd_block_allocated(sb, sector);
-            self.jbd_dirty_metadata(sb, block);
-            block = self.sbs[sb].next_data_block(block + 1);
+            let b = self.new_block(sb, Some(ino), goal).expect(full);
+            self.inode_mut(ino).meta_blocks.push(b);
+            if journal {
+                let sector = self.sbs[sb].sector_of(b);
+                self.jbd_block_allocated(sb, sector);
+                self.jbd_dirty_metadata(sb, b);
+            }
+            goal = b + 1;
         }
-        let cursor = self.sbs[sb].sector_of(block);
-        self.sbs[sb].next_sector = cursor + SECTORS_PER_PAGE;
-        self.jbd_block_allocated(sb, cursor);
-        let ext = &mut self.inode_mut(ino).extents;
-        if let Some(last) = ext.last_mut() {
-            if last.0 + last.2 == index && last.1 + u64::from(last.2) * SECTORS_PER_PAGE == cursor {
+        let b = self.new_block(sb, Some(ino), goal).expect(full);
+        let sector = self.sbs[sb].sector_of(b);
+        if journal {
+            self.jbd_block_allocated(sb, sector);
+        }
+        let i = self.inode_mut(ino);
+        i.alloc.last_alloc = Some((index, b));
+        let ext = &mut i.extents;
+        let k = ext.partition_point(|e| e.0 <= index);
+        if k > 0 {
+            let last = &mut ext[k - 1];
+            if last.0 + last.2 == index && last.1 + u64::from(last.2) * SECTORS_PER_PAGE == sector {
                 last.2 += 1;
-                return cursor;
+                return sector;
             }
         }
-        let i = ext.partition_point(|e| e.0 <= index);
-        ext.insert(i, (index, cursor, 1));
-        cursor
+        ext.insert(k, (index, sector, 1));
+        sector
     }
 
     /// Gives file `ino` (empty) `pages` pages of data on disk, placed as its file system places
-    /// a file written in one sequential pass (the file a benchmark wrote before it reads): from
-    /// the cursor on, past group metadata and the journal, with ext2/ext3's indirect blocks in
-    /// front of the data blocks that need them (12 direct blocks, then one indirect block per
-    /// 1024 data blocks, two at the start of the double-indirect range). No page cache is
-    /// created and nothing is journaled (the file predates the measurement).
+    /// a file written in one sequential pass by one task (the file a benchmark wrote before it
+    /// reads): block by block through the allocator, ext2/ext3's indirect blocks in front of
+    /// the data blocks that need them. No page cache is created and nothing is journaled (the
+    /// file predates the measurement).
     pub fn lay_out_file(&mut self, ino: Ino, pages: u64) {
-        let sb = self.inode(ino).sb;
-        let fs = self.sbs[sb].fs_type;
-        let s = &self.sbs[sb];
-        let mut block = s.block_of(s.next_sector);
-        let mut extents: Vec<(u32, u64, u32)> = Vec::new();
-        let mut index = 0u64;
-        while index < pages {
-            block = s.next_data_block(block);
-            let ind = fs.indirect_blocks_before(index);
-            if ind > 0 {
-                block = s.next_data_block(block + ind);
-            }
-            // Data up to the next indirect block, the group's end or the journal.
-            let mut run = 1;
-            while index + run < pages && run < s.data_run(block) && fs.indirect_blocks_before(index + run) == 0 {
-                run += 1;
-            }
-            let sector = s.sector_of(block);
-            match extents.last_mut() {
-                Some(l) if u64::from(l.0 + l.2) == index && l.1 + u64::from(l.2) * SECTORS_PER_PAGE == sector && u64::from(l.2) + run <= u64::from(u32::MAX) => l.2 += run as u32,
-                _ => extents.push((index as u32, sector, run as u32)),
-            }
-            block += run;
-            index += run;
+        let pid = self.sched.current_pid;
+        for index in 0..pages {
+            self.alloc_file_block(ino, index as u32, pid, false);
         }
-        self.sbs[sb].next_sector = self.sbs[sb].sector_of(block);
-        let i = self.inode_mut(ino);
-        i.extents = extents;
-        i.size_pages = pages;
+        self.discard_reservation(ino);
+        self.inode_mut(ino).size_pages = pages;
     }
 
     /// The block device of a page cache page's file.
@@ -405,6 +428,8 @@ impl Mm {
         }
         self.cost_ns += self.costs.file_unlink_ns;
         let sb = self.inode(ino).sb;
+        let (dir, i_ino) = (self.inode(ino).dir, self.inode(ino).i_ino);
+        self.dir_remove_entry(sb, dir, i_ino);
         if let Some(d) = self.inode_mut(ino).dentry.take() {
             if let Some(k) = d.lru_key {
                 self.sbs[sb].dentry_lru.remove(&k);
@@ -428,7 +453,9 @@ impl Mm {
         if self.inode(ino).nlink == 0 {
             // ext3_delete_inode: the blocks and the inode are freed in a transaction.
             self.jbd_blocks_freed(ino);
+            self.free_file_blocks(ino);
             let i_ino = self.inode(ino).i_ino;
+            self.ifree(sb, i_ino, false);
             self.jbd_inode_alloc(sb, i_ino);
         }
         let i = self.inode_mut(ino);

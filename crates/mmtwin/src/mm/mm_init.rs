@@ -77,6 +77,7 @@ impl Mm {
         let jblocks = if fs_type.journaled() { crate::fs::jbd::default_journal_blocks(blocks) } else { 0 };
         let groups = blocks.div_ceil(crate::fs::jbd::BLOCKS_PER_GROUP);
         let jfirst = groups / 2 * crate::fs::jbd::BLOCKS_PER_GROUP + fs_type.group_meta_blocks(groups / 2);
+        let (free, fs_groups, dirs) = crate::fs::ialloc::mkfs(fs_type, blocks, (jfirst, jblocks));
         let journal = (jblocks > 0).then(|| {
             self.journals.push(crate::fs::jbd::Journal {
                 sb: self.sbs.len(),
@@ -98,11 +99,13 @@ impl Mm {
             blocks,
             journal_area: (jfirst, jblocks),
             journal,
-            next_ino: 12,
             fs_type,
             dev,
             start_sector: fs_start,
-            next_sector: fs_start,
+            free,
+            rsv: Default::default(),
+            groups: fs_groups,
+            dirs,
             b_dirty: Default::default(),
             inode_lru: Default::default(),
             dentry_lru: Default::default(),

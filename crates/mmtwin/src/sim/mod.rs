@@ -459,6 +459,7 @@ impl Sim {
         self.tasks[tid].step_started = self.events_processed;
         self.mm.now_ns = self.now;
         self.mm.sched.current_cpu = cpu;
+        self.mm.sched.current_pid = tid as u32;
         self.mm.sched.need_resched[cpu] = false;
         self.mm.sched.busy[cpu] = true;
         let timed_out = std::mem::take(&mut self.tasks[tid].timed_out);

@@ -68,6 +68,9 @@ pub fn sched_slice(nr_cpus: usize, nr_running: usize) -> u64 {
 pub struct SchedState {
     /// The CPU whose task's step is running.
     pub current_cpu: usize,
+    /// The pid of the task whose step is running (its task id: tasks are numbered in the
+    /// order they were created, as fork hands out pids).
+    pub current_pid: u32,
     /// Per CPU: a task is running there or waits in its run queue.
     pub busy: Vec<bool>,
     /// Per CPU: a woken thread will preempt the running task at its next preemption point.
@@ -90,6 +93,7 @@ impl SchedState {
     pub fn new(nr_cpus: usize, node_cpus: &[Vec<usize>]) -> SchedState {
         SchedState {
             current_cpu: 0,
+            current_pid: 0,
             busy: vec![false; nr_cpus],
             need_resched: vec![false; nr_cpus],
             kswapd_sleeping: vec![true; node_cpus.len()],

@@ -7,8 +7,14 @@
 //! the workers: a worker's Files/sec is its files over the wall time of its create loop, its
 //! overhead that wall time minus the time inside the timed system calls (open, write, close),
 //! in microseconds. Time a worker waits for a CPU between calls is overhead; time throttled or
-//! reclaiming inside a call is not. The subdirectories (-D, -N) only spread names; directory
-//! inodes are not modelled.
+//! reclaiming inside a call is not.
+//!
+//! Directories as fs_mark 3.3 lays them out with one -d and several threads: every thread
+//! works in the same test directory (/tmp/fsmark-PID, below /tmp below the root), in the
+//! subdirectory named by `current_subdir` in hex, which starts for all threads at the same
+//! value (the start time in seconds modulo -D; here a draw of the run's PRNG) and moves
+//! to the next after -N files of that thread. A subdirectory is created by the first thread
+//! that needs it (the others' mkdir fails with EEXIST).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -20,6 +26,7 @@ use super::{MetricSample, Preferred, WorkloadRun};
 use crate::config::machine::MachineLayout;
 use crate::config::size::Bytes;
 use crate::config::ConfigError;
+use crate::fs::ialloc::{DirId, ROOT_DIR};
 use crate::fs::Ino;
 use crate::mm::page_writeback::DirtyThrottle;
 use crate::mm::PAGE_SIZE;
@@ -116,8 +123,18 @@ enum Phase {
     Write { ino: Ino, next: u32 },
 }
 
+/// The test directory and its subdirectories (created on first use).
+struct Dirs {
+    top: DirId,
+    sub: Vec<Option<DirId>>,
+}
+
 struct FsmarkWorker {
     name: String,
+    dirs: Rc<RefCell<Dirs>>,
+    /// fs_mark's current_subdir and files_in_subdir.
+    subdir: u64,
+    in_subdir: u64,
     w: usize,
     spec: Rc<FsmarkSpec>,
     stats: Rc<RefCell<Stats>>,
@@ -153,10 +170,28 @@ impl Task for FsmarkWorker {
         let before = cx.mm.cost_ns;
         match self.phase {
             Phase::Create => {
-                let Some(ino) = cx.mm.create_file(0, cx.cpu) else {
+                if self.in_subdir >= self.spec.files_per_dir {
+                    self.subdir = (self.subdir + 1) % self.spec.dirs;
+                    self.in_subdir = 0;
+                }
+                let existing = self.dirs.borrow().sub[self.subdir as usize];
+                let dir = match existing {
+                    Some(d) => d,
+                    None => {
+                        let top = self.dirs.borrow().top;
+                        let Some(d) = cx.mm.mkdir(0, top, cx.tid as u32) else {
+                            self.account(cx, before);
+                            return Step { user_ns: 0, system_ns: 0, after: After::Sleep(10_000_000) };
+                        };
+                        self.dirs.borrow_mut().sub[self.subdir as usize] = Some(d);
+                        d
+                    }
+                };
+                let Some(ino) = cx.mm.create_file_in(0, dir, cx.cpu) else {
                     self.account(cx, before);
                     return Step { user_ns: 0, system_ns: 0, after: After::Sleep(10_000_000) };
                 };
+                self.in_subdir += 1;
                 self.phase = Phase::Write { ino, next: 0 };
                 self.account(cx, before);
                 Step { user_ns: PER_FILE_USER_NS, system_ns: 0, after: After::Continue }
@@ -207,9 +242,16 @@ pub fn start(spec: &FsmarkSpec, sim: &mut Sim) -> FsmarkRun {
     let stats = Rc::new(RefCell::new(Stats::default()));
     let cpus = spec.cpus.clone().unwrap_or_else(|| (0..sim.nr_cpus()).collect());
     let pages_per_file = spec.size.0.div_ceil(PAGE_SIZE) as u32;
+    let tmp = sim.mm.mkdir(0, ROOT_DIR, 0).expect("a new file system has room for /tmp");
+    let top = sim.mm.mkdir(0, tmp, 0).expect("a new file system has room for the test directory");
+    let dirs = Rc::new(RefCell::new(Dirs { top, sub: vec![None; spec.dirs as usize] }));
+    let first_subdir = sim.rng.below(spec.dirs);
     for w in 0..spec.threads {
         let task = FsmarkWorker {
             name: format!("fs_mark-{w}"),
+            dirs: dirs.clone(),
+            subdir: first_subdir,
+            in_subdir: 0,
             w,
             spec: spec.clone(),
             stats: stats.clone(),

@@ -1,0 +1,117 @@
+//! Mechanism tests of block and inode placement (fs/balloc.rs, fs/ialloc.rs): one kernel
+//! behaviour each.
+
+use mmtwin::block::SECTORS_PER_PAGE;
+use mmtwin::config::scenario::Scenario;
+use mmtwin::fs::ialloc::ROOT_DIR;
+use mmtwin::fs::jbd::BLOCKS_PER_GROUP;
+use mmtwin::fs::Ino;
+use mmtwin::mm::Mm;
+
+fn boot(fs: &str) -> Mm {
+    let text = format!(
+        "[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [{{ id = 0, cpus = 2, memory = \"256M\" }}]\nfs = \"{fs}\"\n\
+         [[kernel]]\nname = \"k\"\nprofile = \"linux-3.0\"\n[workload]\ntype = \"anon-churn\"\n"
+    );
+    Mm::boot(&Scenario::parse(&text).unwrap_or_else(|e| panic!("{e}")).resolve().remove(0))
+}
+
+/// The file system block of page `index` of `ino`.
+fn block(mm: &Mm, ino: Ino, index: u32) -> u64 {
+    mm.sbs[0].block_of(mm.bmap(ino, index).expect("mapped"))
+}
+
+/// Writes pages `pages` of `ino` as task `pid` (get_block at write(), as ext2/ext3 do).
+fn write_as(mm: &mut Mm, ino: Ino, pid: u32, pages: std::ops::Range<u32>) {
+    mm.sched.current_pid = pid;
+    for i in pages {
+        mm.get_block(ino, i);
+    }
+}
+
+#[test]
+fn ext3_starts_each_writers_first_block_at_its_pid_colour_in_the_inode_group() {
+    let mut mm = boot("ext3");
+    let dir = mm.mkdir(0, ROOT_DIR, 1).unwrap();
+    let (a, b) = (mm.create_file_in(0, dir, 0).unwrap(), mm.create_file_in(0, dir, 0).unwrap());
+    let g = u64::from(mm.inode(a).i_block_group);
+    assert_eq!(g, u64::from(mm.sbs[0].dirs[dir as usize].group), "a file's inode goes to its directory's group");
+    write_as(&mut mm, a, 3, 0..1);
+    write_as(&mut mm, b, 20, 0..1);
+    // ext3_find_near: group start + (pid % 16) × blocks_per_group / 16.
+    assert_eq!(block(&mm, a, 0), g * BLOCKS_PER_GROUP + 3 * BLOCKS_PER_GROUP / 16);
+    assert_eq!(block(&mm, b, 0), g * BLOCKS_PER_GROUP + 4 * BLOCKS_PER_GROUP / 16);
+    // ext4 (delayed allocation) has no colour: the flex group's second group, first fit.
+    let mut mm = boot("ext4");
+    let f = mm.create_file(0, 0).unwrap();
+    write_as(&mut mm, f, 3, 0..1);
+    assert_eq!(block(&mm, f, 0) / BLOCKS_PER_GROUP, 1);
+}
+
+#[test]
+fn ext3_reservation_windows_keep_two_interleaved_writers_apart_and_grow() {
+    let mut mm = boot("ext3");
+    let (a, b) = (mm.create_file(0, 0).unwrap(), mm.create_file(0, 0).unwrap());
+    // Same colour: without windows the two files would alternate block by block.
+    for i in 0..40 {
+        write_as(&mut mm, a, 5, i..i + 1);
+        write_as(&mut mm, b, 21, i..i + 1);
+    }
+    let runs = |ino| mm.inode(ino).extents.iter().map(|e| e.2).collect::<Vec<_>>();
+    // Windows of 8, then 16, then 32 blocks (doubled while more than half used); the second
+    // window holds data blocks 8-11, the indirect block that block 12 needs, and 12-22.
+    assert_eq!(runs(a), [8, 4, 11, 17]);
+    let e = &mm.inode(a).extents;
+    assert_eq!(e[2].1, e[1].1 + 5 * SECTORS_PER_PAGE);
+    assert_eq!(mm.inode(a).meta_blocks, [mm.sbs[0].block_of(e[1].1) + 4]);
+    assert_eq!(mm.inode(a).alloc.rsv_goal_size, 32);
+    assert_eq!(runs(b), [8, 4, 11, 17], "b's windows alternate with a's");
+    // Closing the file discards its window; the goal size stays.
+    mm.close_file(a);
+    assert!(mm.inode(a).alloc.window.is_none());
+    assert_eq!(mm.sbs[0].rsv.len(), 1);
+}
+
+#[test]
+fn a_deleted_files_blocks_are_free_again_and_ext4_reuses_them() {
+    let mut mm = boot("ext4");
+    let free0 = mm.sbs[0].free.total_free;
+    let a = mm.create_file(0, 0).unwrap();
+    write_as(&mut mm, a, 1, 0..100);
+    let first = block(&mm, a, 0);
+    assert_eq!(mm.sbs[0].free.total_free, free0 - 100);
+    mm.close_file(a);
+    assert_eq!(mm.unlink_file(a, 0), None);
+    assert_eq!(mm.sbs[0].free.total_free, free0);
+    let b = mm.create_file(0, 0).unwrap();
+    write_as(&mut mm, b, 1, 0..1);
+    assert_eq!(block(&mm, b, 0), first, "first fit from the same goal");
+}
+
+#[test]
+fn orlov_spreads_top_level_directories_and_keeps_subdirectories_near_their_parent() {
+    let mut mm = boot("ext3");
+    let ids: Vec<u32> = (0..4).map(|i| mm.mkdir(0, ROOT_DIR, i).unwrap()).collect();
+    let tops: Vec<u32> = ids.iter().map(|&d| mm.sbs[0].dirs[d as usize].group).collect();
+    let distinct: std::collections::BTreeSet<_> = tops.iter().collect();
+    assert_eq!(distinct.len(), 4, "each top-level directory in the emptiest group: {tops:?}");
+    let parent = mm.mkdir(0, ROOT_DIR, 9).unwrap();
+    let sub = mm.mkdir(0, parent, 9).unwrap();
+    assert_eq!(mm.sbs[0].dirs[sub as usize].group, mm.sbs[0].dirs[parent as usize].group);
+}
+
+#[test]
+fn a_directory_grows_a_leaf_block_when_its_leaves_are_three_quarters_full() {
+    let mut mm = boot("ext3");
+    let dir = mm.mkdir(0, ROOT_DIR, 1).unwrap();
+    assert_eq!(mm.sbs[0].dirs[dir as usize].blocks.len(), 1);
+    for _ in 0..63 {
+        mm.create_file_in(0, dir, 0).unwrap();
+    }
+    assert_eq!(mm.sbs[0].dirs[dir as usize].blocks.len(), 1, "63 of 85 entries: still one leaf");
+    mm.create_file_in(0, dir, 0).unwrap();
+    assert_eq!(mm.sbs[0].dirs[dir as usize].blocks.len(), 2);
+    let j = mm.sbs[0].journal.unwrap();
+    let blocks = mm.sbs[0].dirs[dir as usize].blocks.clone();
+    assert!(blocks.iter().all(|b| mm.journals[j].running.meta.contains(b)), "the leaves are logged");
+}
