@@ -24,8 +24,8 @@
 //!    journal is three quarters full (log_do_checkpoint).
 //!
 //! Metadata blocks are not page cache pages here (the buffer cache's memory is not modelled);
-//! their I/O goes through the block layer like any other and counts in pgpgout. Directory blocks
-//! are not modelled; xfs's log is not modelled.
+//! their I/O goes through the block layer like any other and counts in pgpgout. Directory leaf
+//! blocks are logged like other metadata (see `ialloc`); xfs's log is not modelled.
 
 use std::collections::{BTreeMap, BTreeSet};
 
