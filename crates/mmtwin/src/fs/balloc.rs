@@ -134,10 +134,6 @@ impl FreeSpace {
         }
         self.extents.range(from..to).next().map(|(&s, _)| s)
     }
-
-    pub fn is_free(&self, b: u64) -> bool {
-        self.first_free(b, b + 1).is_some()
-    }
 }
 
 impl Mm {

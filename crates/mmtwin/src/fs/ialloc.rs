@@ -52,7 +52,6 @@ pub struct GroupDesc {
 pub struct Directory {
     pub i_ino: u64,
     pub group: u32,
-    pub parent: DirId,
     /// EXT3_TOPDIR_FL (the root has it implicitly).
     pub topdir: bool,
     pub entries: u64,
@@ -221,7 +220,7 @@ impl Mm {
         let (group, i_ino) = self.ialloc(sb, parent, true, rnd)?;
         self.jbd_inode_alloc(sb, i_ino);
         let id = self.sbs[sb].dirs.len() as DirId;
-        self.sbs[sb].dirs.push(Directory { i_ino, group, parent, topdir: false, entries: 0, blocks: Vec::new(), last_alloc_group: None });
+        self.sbs[sb].dirs.push(Directory { i_ino, group, topdir: false, entries: 0, blocks: Vec::new(), last_alloc_group: None });
         self.dir_add_entry(sb, parent, i_ino);
         let goal = u64::from(group) * BLOCKS_PER_GROUP + u64::from(pid % 16) * (BLOCKS_PER_GROUP / 16);
         let b = self.new_block(sb, None, goal)?;
@@ -297,6 +296,6 @@ pub fn mkfs(fs: FsType, blocks: u64, journal: (u64, u64)) -> (super::balloc::Fre
     for b in first..first + 5 {
         free.take(b);
     }
-    let root = Directory { i_ino: 2, group: 0, parent: ROOT_DIR, topdir: true, entries: 3, blocks: vec![first], last_alloc_group: None };
+    let root = Directory { i_ino: 2, group: 0, topdir: true, entries: 3, blocks: vec![first], last_alloc_group: None };
     (free, groups, vec![root])
 }
