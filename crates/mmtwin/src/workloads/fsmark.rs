@@ -1,20 +1,22 @@
 //! `fsmark`: fs_mark 3.3 as MMTests runs it (`fs_mark -d DIR -D dirs -N per_dir -n files
 //! -L loops -t threads -S0 -s size`).
 //!
-//! Each of `threads` worker processes creates `files` files per loop, each written with
-//! `write_size` write() calls up to `size` bytes and closed; with -S0 nothing is synced, and
-//! with -L files are kept. Per loop fs_mark prints Files/sec and App Overhead, each summed over
-//! the workers: a worker's Files/sec is its files over the wall time of its create loop, its
-//! overhead that wall time minus the time inside the timed system calls (open, write, close),
-//! in microseconds. Time a worker waits for a CPU between calls is overhead; time throttled or
-//! reclaiming inside a call is not.
+//! Each loop, the fs_mark parent forks `threads` worker processes (fork_threads) and waits for
+//! all of them to exit before it prints the loop's line and forks the next loop's workers: a
+//! loop ends with its slowest worker, and every loop's workers are new processes with new
+//! pids. Each worker creates `files` files, each written with `write_size` write() calls up to
+//! `size` bytes and closed; with -S0 nothing is synced, and with -L files are kept. The loop's
+//! Files/sec and App Overhead are summed over the workers: a worker's Files/sec is its files
+//! over the wall time of its create loop, its overhead that wall time minus the time inside
+//! the timed system calls (open, write, close), in microseconds. Time a worker waits for a CPU
+//! between calls is overhead; time throttled or reclaiming inside a call is not.
 //!
-//! Directories as fs_mark 3.3 lays them out with one -d and several threads: every thread
-//! works in the same test directory (/tmp/fsmark-PID, below /tmp below the root), in the
-//! subdirectory named by `current_subdir` in hex, which starts for all threads at the same
-//! value (the start time in seconds modulo -D; here a draw of the run's PRNG) and moves
-//! to the next after -N files of that thread. A subdirectory is created by the first thread
-//! that needs it (the others' mkdir fails with EEXIST).
+//! Directories as fs_mark 3.3 lays them out with one -d and several threads: every worker
+//! works in the same test directory (/tmp/fsmark-PID, below /tmp below the root). A worker
+//! starts in the subdirectory numbered by the wall clock's seconds at its start modulo -D
+//! (setup(); here the clock starts at a draw of the run's PRNG), named in hex, and moves to
+//! the next after -N files. A subdirectory is created by the first worker that needs it (the
+//! others' mkdir fails with EEXIST).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -30,7 +32,7 @@ use crate::fs::ialloc::{DirId, ROOT_DIR};
 use crate::fs::Ino;
 use crate::mm::page_writeback::DirtyThrottle;
 use crate::mm::PAGE_SIZE;
-use crate::sim::{After, Sim, Step, Task, TaskCx};
+use crate::sim::{After, Sim, Step, Task, TaskCx, WaitQueueId};
 
 /// The `fsmark` workload definition (fs_mark's flags by their meaning).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -108,6 +110,10 @@ impl FsmarkSpec {
 struct LoopStat {
     wall_ns: u64,
     syscall_ns: u64,
+    /// When the worker process started and exited, and its pid.
+    start_ns: u64,
+    end_ns: u64,
+    pid: usize,
 }
 
 #[derive(Debug, Default)]
@@ -123,22 +129,31 @@ enum Phase {
     Write { ino: Ino, next: u32 },
 }
 
-/// The test directory and its subdirectories (created on first use).
-struct Dirs {
+/// What the workers share: the test directory and its subdirectories (created on first
+/// use), and the parent's loop (fork_threads: which loop runs, how many of its workers have
+/// not exited, the wait queue each loop's workers wait on until they are forked).
+struct Shared {
     top: DirId,
     sub: Vec<Option<DirId>>,
+    /// The wall clock's seconds at simulated time 0.
+    clock0_sec: u64,
+    running_loop: u64,
+    running: usize,
+    fork_wq: Vec<WaitQueueId>,
 }
 
+/// One worker process of one loop.
 struct FsmarkWorker {
     name: String,
-    dirs: Rc<RefCell<Dirs>>,
-    /// fs_mark's current_subdir and files_in_subdir.
+    shared: Rc<RefCell<Shared>>,
+    /// fs_mark's current_subdir and files_in_subdir (set up when the process starts).
     subdir: u64,
     in_subdir: u64,
     w: usize,
     spec: Rc<FsmarkSpec>,
     stats: Rc<RefCell<Stats>>,
     phase: Phase,
+    /// The loop this process runs.
     loop_no: u64,
     file_no: u64,
     loop_start: u64,
@@ -165,6 +180,14 @@ impl Task for FsmarkWorker {
 
     fn step(&mut self, cx: &mut TaskCx) -> Step {
         if self.loop_start == u64::MAX {
+            let sh = self.shared.borrow();
+            if sh.running_loop != self.loop_no {
+                // Not forked yet: the previous loop's workers are still running.
+                return Step { user_ns: 0, system_ns: 0, after: After::Wait(sh.fork_wq[self.loop_no as usize]) };
+            }
+            // setup(): the starting subdirectory from the clock's seconds.
+            self.subdir = (sh.clock0_sec + cx.now / 1_000_000_000) % self.spec.dirs;
+            drop(sh);
             self.loop_start = cx.now;
         }
         let before = cx.mm.cost_ns;
@@ -174,16 +197,16 @@ impl Task for FsmarkWorker {
                     self.subdir = (self.subdir + 1) % self.spec.dirs;
                     self.in_subdir = 0;
                 }
-                let existing = self.dirs.borrow().sub[self.subdir as usize];
+                let existing = self.shared.borrow().sub[self.subdir as usize];
                 let dir = match existing {
                     Some(d) => d,
                     None => {
-                        let top = self.dirs.borrow().top;
+                        let top = self.shared.borrow().top;
                         let Some(d) = cx.mm.mkdir(0, top, cx.tid as u32) else {
                             self.account(cx, before);
                             return Step { user_ns: 0, system_ns: 0, after: After::Sleep(10_000_000) };
                         };
-                        self.dirs.borrow_mut().sub[self.subdir as usize] = Some(d);
+                        self.shared.borrow_mut().sub[self.subdir as usize] = Some(d);
                         d
                     }
                 };
@@ -214,15 +237,19 @@ impl Task for FsmarkWorker {
                     if st.loops.len() <= l {
                         st.loops.resize(l + 1, vec![LoopStat::default(); self.spec.threads]);
                     }
-                    st.loops[l][self.w] = LoopStat { wall_ns: wall.max(self.syscall_ns), syscall_ns: self.syscall_ns };
+                    st.loops[l][self.w] = LoopStat { wall_ns: wall.max(self.syscall_ns), syscall_ns: self.syscall_ns, start_ns: self.loop_start, end_ns: self.loop_start + wall, pid: cx.tid };
                     drop(st);
-                    self.loop_no += 1;
-                    self.file_no = 0;
-                    self.syscall_ns = 0;
-                    self.loop_start = u64::MAX;
-                    if self.loop_no == self.spec.loops {
-                        return Step { user_ns: 0, system_ns: 0, after: After::Exit };
+                    // exit(); the last worker of the loop lets the parent fork the next loop's.
+                    let mut sh = self.shared.borrow_mut();
+                    sh.running -= 1;
+                    if sh.running == 0 && self.loop_no + 1 < self.spec.loops {
+                        sh.running_loop += 1;
+                        sh.running = self.spec.threads;
+                        let wq = sh.fork_wq[sh.running_loop as usize];
+                        drop(sh);
+                        cx.wake_up(wq);
                     }
+                    return Step { user_ns: 0, system_ns: 0, after: After::Exit };
                 }
                 step_after(0, &stop)
             }
@@ -244,26 +271,31 @@ pub fn start(spec: &FsmarkSpec, sim: &mut Sim) -> FsmarkRun {
     let pages_per_file = spec.size.0.div_ceil(PAGE_SIZE) as u32;
     let tmp = sim.mm.mkdir(0, ROOT_DIR, 0).expect("a new file system has room for /tmp");
     let top = sim.mm.mkdir(0, tmp, 0).expect("a new file system has room for the test directory");
-    let dirs = Rc::new(RefCell::new(Dirs { top, sub: vec![None; spec.dirs as usize] }));
-    let first_subdir = sim.rng.below(spec.dirs);
-    for w in 0..spec.threads {
-        let task = FsmarkWorker {
-            name: format!("fs_mark-{w}"),
-            dirs: dirs.clone(),
-            subdir: first_subdir,
-            in_subdir: 0,
-            w,
-            spec: spec.clone(),
-            stats: stats.clone(),
-            phase: Phase::Create,
-            loop_no: 0,
-            file_no: 0,
-            loop_start: u64::MAX,
-            syscall_ns: 0,
-            throttle: DirtyThrottle { tid: w, ..Default::default() },
-            pages_per_file,
-        };
-        sim.spawn(Box::new(task), cpus[w % cpus.len()]);
+    let fork_wq = (0..spec.loops).map(|_| sim.new_wait_queue()).collect();
+    let clock0_sec = sim.rng.below(spec.dirs);
+    let shared = Rc::new(RefCell::new(Shared { top, sub: vec![None; spec.dirs as usize], clock0_sec, running_loop: 0, running: spec.threads, fork_wq }));
+    // Every loop's processes exist from the start and wait to be forked, so that each loop's
+    // workers have their own pids, as fork gives them.
+    for loop_no in 0..spec.loops {
+        for w in 0..spec.threads {
+            let task = FsmarkWorker {
+                name: format!("fs_mark-{loop_no}-{w}"),
+                shared: shared.clone(),
+                subdir: 0,
+                in_subdir: 0,
+                w,
+                spec: spec.clone(),
+                stats: stats.clone(),
+                phase: Phase::Create,
+                loop_no,
+                file_no: 0,
+                loop_start: u64::MAX,
+                syscall_ns: 0,
+                throttle: DirtyThrottle { tid: w, ..Default::default() },
+                pages_per_file,
+            };
+            sim.spawn(Box::new(task), cpus[w % cpus.len()]);
+        }
     }
     FsmarkRun { stats, files: spec.files }
 }
@@ -279,5 +311,37 @@ impl WorkloadRun for FsmarkRun {
             out.push(MetricSample { table: "fsmark Overhead".into(), preferred: Preferred::Lower, unit: "us".into(), op: "Overhead".into(), value: overhead_us });
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::scenario::Scenario;
+    use crate::mm::Mm;
+    use crate::workloads::WorkloadSpec;
+
+    #[test]
+    fn each_loop_is_forked_after_the_last_worker_of_the_previous_one_exits() {
+        let text = "[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [{ id = 0, cpus = 2, memory = \"64M\" }]\n\
+                    [[kernel]]\nname = \"k\"\nprofile = \"linux-3.0\"\n\
+                    [workload]\ntype = \"fsmark\"\nthreads = 3\nfiles = 4\nloops = 3\nsize = 262144\n";
+        let cfg = Scenario::parse(text).unwrap_or_else(|e| panic!("{e}")).resolve().remove(0);
+        let WorkloadSpec::Fsmark(spec) = &cfg.workload else { panic!("an fsmark scenario") };
+        let mut sim = Sim::new(Mm::boot(&cfg), 1, 1_000_000_000);
+        let run = start(spec, &mut sim);
+        sim.run(&mut |_| {});
+        let st = run.stats.borrow();
+        assert_eq!(st.loops.len(), 3);
+        for l in 1..3 {
+            let prev_end = st.loops[l - 1].iter().map(|w| w.end_ns).max().unwrap();
+            let start = st.loops[l].iter().map(|w| w.start_ns).min().unwrap();
+            assert!(start >= prev_end, "loop {l} started at {start} ns, before loop {} ended at {prev_end} ns", l - 1);
+        }
+        // Every worker of every loop is a process of its own.
+        let mut pids: Vec<usize> = st.loops.iter().flatten().map(|w| w.pid).collect();
+        pids.sort();
+        pids.dedup();
+        assert_eq!(pids.len(), 9);
     }
 }
