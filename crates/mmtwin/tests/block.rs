@@ -58,17 +58,17 @@ fn bio_add_page_refuses_a_page_past_max_segments_and_a_back_merge_past_it_is_ref
     let (b, taken) = bio_of(&q, 0, &descending);
     assert_eq!((taken, b.segments), (4, 4), "bio_add_page stops at 4 segments");
     let mut d = BlockDevice::new("sda", q.clone());
-    d.submit_bio(b);
+    d.submit_bio(b, 0);
     let (b2, _) = bio_of(&q, 4 * SECTORS_PER_PAGE, &descending[4..]);
-    d.submit_bio(b2);
+    d.submit_bio(b2, 0);
     assert_eq!(d.nr_queued(Dir::Read), 2, "4 + 4 segments exceed max_segments: no merge");
     assert_eq!(d.stats.merge_refused_segments, 1);
     // Ascending pages: 8 pages in one segment, and the next bio merges.
     let mut d = BlockDevice::new("sda", q.clone());
     let (a1, _) = bio_of(&q, 0, &(600..604).collect::<Vec<_>>());
     let (a2, _) = bio_of(&q, 4 * SECTORS_PER_PAGE, &(604..608).collect::<Vec<_>>());
-    d.submit_bio(a1);
-    d.submit_bio(a2);
+    d.submit_bio(a1, 0);
+    d.submit_bio(a2, 0);
     assert_eq!(d.nr_queued(Dir::Read), 1);
     d.dispatch(0, &mut 0);
     assert_eq!(d.stats.segments[0], 1, "blk_rq_map_sg joins the pages across the bio boundary");
@@ -79,9 +79,9 @@ fn bio_add_page_refuses_a_page_past_max_segments_and_a_back_merge_past_it_is_ref
 fn noop_dispatches_in_arrival_order_and_deadline_prefers_reads() {
     for (sched, want) in [(Scheduler::Noop, vec![Dir::Write, Dir::Read, Dir::Write]), (Scheduler::Deadline, vec![Dir::Read, Dir::Write, Dir::Write])] {
         let mut d = BlockDevice::new("sda", DeviceModel { scheduler: sched, ..DeviceModel::default() });
-        d.submit_bio(Bio::new(Dir::Write, 0, 1));
-        d.submit_bio(Bio::new(Dir::Read, 1000, 2));
-        d.submit_bio(Bio::new(Dir::Write, 5000, 3));
+        d.submit_bio(Bio::new(Dir::Write, 0, 1), 0);
+        d.submit_bio(Bio::new(Dir::Read, 1000, 2), 0);
+        d.submit_bio(Bio::new(Dir::Write, 5000, 3), 0);
         let mut order = Vec::new();
         while d.dispatch(0, &mut 0).is_some() {
             order.push(d.complete().dir);
@@ -98,8 +98,8 @@ fn disks_sharing_a_host_path_take_turns_on_it() {
     let pages: Vec<Pfn> = (0..32).collect();
     let (ba, _) = bio_of(&a.model, 0, &pages);
     let (bb, _) = bio_of(&b.model, 0, &pages);
-    a.submit_bio(ba);
-    b.submit_bio(bb);
+    a.submit_bio(ba, 0);
+    b.submit_bio(bb, 0);
     let mut host = 0;
     let ta = a.dispatch(0, &mut host).unwrap();
     let tb = b.dispatch(0, &mut host).unwrap();

@@ -15,11 +15,13 @@
 //!   sector-sorted tree, front_merges = 1). A request that grew until it touches its neighbour
 //!   in sector order is merged with it (attempt_back_merge / attempt_front_merge →
 //!   ll_merge_requests_fn, crediting a physically contiguous join), and keeps the older of the
-//!   two FIFO places (deadline_merged_requests).
-//! * Dispatch: `deadline` prefers reads (a batch of reads goes first unless writes have been
-//!   passed over `writes_starved` times), arrival order within a direction; `noop` is one FIFO.
-//!   (The kernel's deadline sends each batch in ascending sector order; that is not modelled
-//!   yet: see EXPERIMENTS.md, per-zone-dirty-limits.)
+//!   two FIFO deadlines (deadline_merged_requests).
+//! * Dispatch, `deadline` (block/deadline-iosched.c, 2.6.32–3.x): requests sit in a FIFO and in
+//!   a sector-sorted tree per direction. A batch of up to `fifo_batch` (16) requests goes out
+//!   in ascending sector order, each the successor of the last (next_rq); a new batch prefers
+//!   reads unless writes have been passed over `writes_starved` (2) times, and starts at the
+//!   oldest request when its deadline (read_expire 500 ms, write_expire 5 s) has passed or the
+//!   sweep ran out of higher sectors, otherwise where the sweep left off. `noop` is one FIFO.
 //!   The scatterlist of a dispatched request (blk_rq_map_sg) joins physically adjacent pages
 //!   across bio boundaries under the same rules; its length is the request's segment count.
 //! * Queue depth: at most `nr_requests` requests per direction; a submitter finding the queue
@@ -325,8 +327,10 @@ pub struct Request {
     pub nr_phys_segments: u32,
     /// Direct I/O id of its bios (0: page cache or swap); bios of different dios do not merge.
     pub dio: u32,
-    /// Arrival order (the FIFO).
+    /// Arrival order (noop's FIFO) and identity (deadline's next_rq).
     seq: u64,
+    /// When deadline must serve it (rq_fifo_time), ns.
+    fifo_time: u64,
 }
 
 impl Request {
@@ -410,6 +414,10 @@ pub struct BlockDevice {
     head: u64,
     /// Reads dispatched in a row while writes waited (deadline's starved counter).
     starved: u32,
+    /// deadline's next_rq per direction: the request after the last dispatched one in sector
+    /// order (by seq), and the requests dispatched in the current batch.
+    next_rq: [Option<u64>; 2],
+    batching: u32,
     seq: u64,
     pub congested: [bool; 2],
     pub stats: DiskStats,
@@ -423,6 +431,10 @@ pub struct BlockDevice {
 
 /// deadline's writes_starved default.
 const WRITES_STARVED: u32 = 2;
+/// deadline's fifo_batch default: requests dispatched in sector order before a new choice.
+const FIFO_BATCH: u32 = 16;
+/// deadline's read_expire (HZ / 2) and write_expire (5 * HZ), in ns.
+const EXPIRE_NS: [u64; 2] = [500_000_000, 5_000_000_000];
 
 impl BlockDevice {
     pub fn new(name: &str, model: DeviceModel) -> BlockDevice {
@@ -433,6 +445,8 @@ impl BlockDevice {
             in_flight: None,
             head: 0,
             starved: 0,
+            next_rq: [None; 2],
+            batching: 0,
             seq: 0,
             congested: [false; 2],
             stats: DiskStats::default(),
@@ -465,12 +479,12 @@ impl BlockDevice {
         self.model.nr_requests as usize * 13 / 16
     }
 
-    /// Queues a bio: merges it at the back of a queued request of the same
+    /// Queues a bio at time `now`: merges it at the back of a queued request of the same
     /// direction whose last sector it follows, or (deadline) at the front of one it ends
     /// against, when the result fits max_sectors and max_segments; then merges the grown
     /// request with its sector neighbour if they now touch. Returns true if the device is idle
     /// and must be kicked (the caller schedules the dispatch).
-    pub fn submit_bio(&mut self, bio: Bio) -> bool {
+    pub fn submit_bio(&mut self, bio: Bio, now: u64) -> bool {
         let d = bio.dir as usize;
         let max = u64::from(self.model.max_sectors_kb) * 2;
         let max_segs = self.model.max_segments;
@@ -522,6 +536,7 @@ impl BlockDevice {
                     nr_bios: 1,
                     dio: bio.dio,
                     seq: self.seq,
+                    fifo_time: now + EXPIRE_NS[d],
                 });
                 if self.queued[d].len() >= self.congestion_on() {
                     self.congested[d] = true;
@@ -552,24 +567,28 @@ impl BlockDevice {
         }
         let b = self.queued[d].remove(second).expect("queued");
         let first = if second < first { first - 1 } else { first };
-        let older = b.seq < self.queued[d][first].seq;
+        let older = (b.fifo_time, b.seq) < (self.queued[d][first].fifo_time, self.queued[d][first].seq);
         let a = &mut self.queued[d][first];
         a.nr_sectors += b.nr_sectors;
         a.nr_bios += b.nr_bios;
         a.nr_phys_segments = segs;
         a.pages.extend_from_slice(&b.pages);
+        if self.next_rq[d] == Some(b.seq) {
+            self.next_rq[d] = Some(a.seq);
+        }
         if older {
             // The merged request takes the older one's place in the FIFO.
-            a.seq = b.seq;
+            a.fifo_time = b.fifo_time;
             let a = self.queued[d].remove(first).expect("queued");
-            let at = self.queued[d].iter().position(|r| r.seq > b.seq).unwrap_or(self.queued[d].len());
+            let at = self.queued[d].iter().position(|r| r.fifo_time > b.fifo_time).unwrap_or(self.queued[d].len());
             self.queued[d].insert(at, a);
         }
         self.stats.merges[d] += 1;
     }
 
-    /// The next request the scheduler would dispatch.
-    fn pick(&mut self) -> Option<Request> {
+    /// The next request the scheduler would dispatch at `now` (noop: the oldest of either
+    /// direction; deadline: deadline_dispatch_requests, see the module comment).
+    fn pick(&mut self, now: u64) -> Option<Request> {
         let reads = !self.queued[Dir::Read as usize].is_empty();
         let writes = !self.queued[Dir::Write as usize].is_empty();
         let dir = match self.model.scheduler {
@@ -579,8 +598,20 @@ impl BlockDevice {
                 (None, Some(_)) => Dir::Write,
                 (None, None) => return None,
             },
-            Scheduler::Deadline => {
-                if reads && (!writes || self.starved < WRITES_STARVED) {
+            Scheduler::Deadline => return self.deadline_pick(now, reads, writes),
+        };
+        self.queued[dir as usize].pop_front()
+    }
+
+    /// deadline_dispatch_requests: continue the batch along next_rq while it lasts, else pick
+    /// a direction and start at the expired FIFO head or where the sweep left off.
+    fn deadline_pick(&mut self, now: u64, reads: bool, writes: bool) -> Option<Request> {
+        let find = |q: &VecDeque<Request>, seq: Option<u64>| seq.and_then(|s| q.iter().position(|r| r.seq == s));
+        let batch = [Dir::Write, Dir::Read].into_iter().find_map(|dir| find(&self.queued[dir as usize], self.next_rq[dir as usize]).map(|i| (dir, i)));
+        let (dir, i) = match batch {
+            Some(b) if self.batching < FIFO_BATCH => b,
+            _ => {
+                let dir = if reads && (!writes || self.starved < WRITES_STARVED) {
                     if writes {
                         self.starved += 1;
                     }
@@ -590,10 +621,25 @@ impl BlockDevice {
                     Dir::Write
                 } else {
                     return None;
-                }
+                };
+                let q = &self.queued[dir as usize];
+                let expired = q.front().is_some_and(|r| r.fifo_time <= now);
+                let i = match find(q, self.next_rq[dir as usize]) {
+                    Some(i) if !expired => i,
+                    _ => 0,
+                };
+                self.batching = 0;
+                (dir, i)
             }
         };
-        self.queued[dir as usize].pop_front()
+        self.batching += 1;
+        let d = dir as usize;
+        let rq = self.queued[d].remove(i).expect("queued");
+        // deadline_move_request: the next request in sector order; the other direction's
+        // sweep ends.
+        self.next_rq[d] = self.queued[d].iter().filter(|r| r.sector > rq.sector).min_by_key(|r| r.sector).map(|r| r.seq);
+        self.next_rq[1 - d] = None;
+        Some(rq)
     }
 
     /// Starts the next request if the device is idle; returns its completion time.
@@ -603,7 +649,7 @@ impl BlockDevice {
         if self.in_flight.is_some() {
             return None;
         }
-        let rq = self.pick()?;
+        let rq = self.pick(now)?;
         let d = rq.dir as usize;
         if self.queued[d].len() < self.congestion_off() {
             self.congested[d] = false;
@@ -678,10 +724,10 @@ mod tests {
     #[test]
     fn adjacent_bios_merge_up_to_max_sectors_and_others_queue_apart() {
         let mut d = BlockDevice::new("sda", DeviceModel { max_sectors_kb: 16, ..Default::default() });
-        d.submit_bio(bio(Dir::Write, 0, &[1, 2]));
-        d.submit_bio(bio(Dir::Write, 16, &[3, 4])); // adjacent: 32 sectors = 16 KiB, fits
-        d.submit_bio(bio(Dir::Write, 32, &[5])); // would exceed 16 KiB
-        d.submit_bio(bio(Dir::Write, 1000, &[6]));
+        d.submit_bio(bio(Dir::Write, 0, &[1, 2]), 0);
+        d.submit_bio(bio(Dir::Write, 16, &[3, 4]), 0); // adjacent: 32 sectors = 16 KiB, fits
+        d.submit_bio(bio(Dir::Write, 32, &[5]), 0); // would exceed 16 KiB
+        d.submit_bio(bio(Dir::Write, 1000, &[6]), 0);
         assert_eq!(d.nr_queued(Dir::Write), 3);
         assert_eq!(d.stats.merges[1], 1);
         let done = d.dispatch(0, &mut 0).unwrap();
@@ -692,30 +738,57 @@ mod tests {
     }
 
     #[test]
-    fn reads_go_first_until_writes_are_starved() {
+    fn deadline_batches_in_sector_order_and_serves_writes_after_two_read_batches() {
         let mut d = BlockDevice::new("sda", DeviceModel::default());
         for i in 0..3 {
-            d.submit_bio(bio(Dir::Write, 1000 * i, &[i as Pfn]));
+            d.submit_bio(bio(Dir::Write, 1000 * i, &[i as Pfn]), 0);
         }
+        // Reads arrive at descending sectors: each batch ends at once (no higher sector).
         for i in 0..4 {
-            d.submit_bio(bio(Dir::Read, 100_000 + 1000 * i, &[10 + i as Pfn]));
+            d.submit_bio(bio(Dir::Read, 103_000 - 1000 * i, &[10 + i as Pfn]), 0);
         }
         let mut order = Vec::new();
         while d.dispatch(0, &mut 0).is_some() {
-            order.push(d.complete().dir);
+            let rq = d.complete();
+            order.push((rq.dir, rq.sector));
         }
         use Dir::*;
-        assert_eq!(order, vec![Read, Read, Write, Read, Read, Write, Write]);
+        // Two read batches, then the writes (starved twice) as one batch in ascending order.
+        assert_eq!(order, vec![(Read, 103_000), (Read, 102_000), (Write, 0), (Write, 1000), (Write, 2000), (Read, 101_000), (Read, 100_000)]);
+    }
+
+    #[test]
+    fn deadline_continues_the_sweep_upward_until_the_oldest_request_expires() {
+        let mut d = BlockDevice::new("sda", DeviceModel::default());
+        for s in [5000, 9000, 1000, 7000] {
+            d.submit_bio(bio(Dir::Write, s, &[s as Pfn]), 0);
+        }
+        let mut order = Vec::new();
+        // Before write_expire: the oldest first, then upward from it; 1000 waits for the next
+        // batch, which starts at the FIFO head.
+        while d.dispatch(1_000_000, &mut 0).is_some() {
+            order.push(d.complete().sector);
+        }
+        assert_eq!(order, vec![5000, 7000, 9000, 1000]);
+        // Past the deadline of the oldest request a new batch starts from it, not from the
+        // sweep's next sector.
+        for s in [5000, 9000, 1000] {
+            d.submit_bio(bio(Dir::Write, s, &[s as Pfn]), 0);
+        }
+        d.batching = FIFO_BATCH;
+        d.next_rq[1] = d.queued[1].iter().find(|r| r.sector == 9000).map(|r| r.seq);
+        d.dispatch(EXPIRE_NS[1] + 1, &mut 0);
+        assert_eq!(d.complete().sector, 5000);
     }
 
     #[test]
     fn deadline_front_merges_and_a_filled_gap_joins_two_requests() {
         let mut d = BlockDevice::new("sda", DeviceModel::default());
-        d.submit_bio(bio(Dir::Write, 16, &[3, 4]));
-        d.submit_bio(bio(Dir::Write, 0, &[1, 2])); // ends where the first starts: front merge
+        d.submit_bio(bio(Dir::Write, 16, &[3, 4]), 0);
+        d.submit_bio(bio(Dir::Write, 0, &[1, 2]), 0); // ends where the first starts: front merge
         assert_eq!(d.nr_queued(Dir::Write), 1);
-        d.submit_bio(bio(Dir::Write, 48, &[7]));
-        d.submit_bio(bio(Dir::Write, 32, &[5, 6])); // fills the gap: back merge, then join
+        d.submit_bio(bio(Dir::Write, 48, &[7]), 0);
+        d.submit_bio(bio(Dir::Write, 32, &[5, 6]), 0); // fills the gap: back merge, then join
         assert_eq!(d.nr_queued(Dir::Write), 1);
         assert_eq!(d.stats.merges[1], 3);
         d.dispatch(0, &mut 0);
@@ -728,7 +801,7 @@ mod tests {
     fn a_queue_is_congested_near_full_and_clears_below_the_off_mark() {
         let mut d = BlockDevice::new("sda", DeviceModel { nr_requests: 16, ..Default::default() });
         for i in 0..14 {
-            d.submit_bio(bio(Dir::Write, 1000 * i, &[i as Pfn]));
+            d.submit_bio(bio(Dir::Write, 1000 * i, &[i as Pfn]), 0);
         }
         assert!(d.is_congested(Dir::Write));
         assert!(d.time_until_uncongested(Dir::Write, 0).unwrap() > 0);

@@ -61,7 +61,7 @@ impl Mm {
         let item = if bio.dir == Dir::Write { crate::mm::vmstat::VmStat::Pgpgout } else { crate::mm::vmstat::VmStat::Pgpgin };
         self.events.count(item, kib);
         self.cost_ns += self.costs.submit_bio_ns;
-        if self.bdevs[dev].submit_bio(bio) {
+        if self.bdevs[dev].submit_bio(bio, self.now_ns) {
             self.blk_kick(dev);
         }
     }
