@@ -14,8 +14,8 @@
 //!   `deadline` also merges a bio that ends where a request starts (a front merge through its
 //!   sector-sorted tree, front_merges = 1). A request that grew until it touches its neighbour
 //!   in sector order is merged with it (attempt_back_merge / attempt_front_merge →
-//!   ll_merge_requests_fn, crediting a physically contiguous join), and keeps the older of the
-//!   two FIFO deadlines (deadline_merged_requests).
+//!   ll_merge_requests_fn, crediting a physically contiguous join), and under deadline keeps the older
+//!   of the two FIFO deadlines (deadline_merged_requests; noop leaves it in place).
 //! * Dispatch, `deadline` (block/deadline-iosched.c, 2.6.32–3.x): requests sit in a FIFO and in
 //!   a sector-sorted tree per direction. A batch of up to `fifo_batch` (16) requests goes out
 //!   in ascending sector order, each the successor of the last (next_rq); a new batch prefers
@@ -548,8 +548,8 @@ impl BlockDevice {
 
     /// attempt_back_merge / attempt_front_merge: request `i` of direction `d` grew at its back
     /// (or front); if it now touches the next (previous) request in sector order and the two
-    /// fit the queue's limits together (ll_merge_requests_fn), they become one request with
-    /// the older FIFO place and deadline.
+    /// fit the queue's limits together (ll_merge_requests_fn), they become one request; under
+    /// deadline it takes the older FIFO place and deadline.
     fn attempt_merge(&mut self, d: usize, i: usize, back: bool) {
         let r = &self.queued[d][i];
         let other = if back {
@@ -576,8 +576,9 @@ impl BlockDevice {
         if self.next_rq[d] == Some(b.seq) {
             self.next_rq[d] = Some(a.seq);
         }
-        if older {
-            // The merged request takes the older one's place in the FIFO.
+        if older && self.model.scheduler == Scheduler::Deadline {
+            // deadline_merged_requests: the merged request takes the older one's place in the
+            // FIFO (noop_merged_requests leaves it where it was).
             a.fifo_time = b.fifo_time;
             let a = self.queued[d].remove(first).expect("queued");
             let at = self.queued[d].iter().position(|r| r.fifo_time > b.fifo_time).unwrap_or(self.queued[d].len());
@@ -589,8 +590,6 @@ impl BlockDevice {
     /// The next request the scheduler would dispatch at `now` (noop: the oldest of either
     /// direction; deadline: deadline_dispatch_requests, see the module comment).
     fn pick(&mut self, now: u64) -> Option<Request> {
-        let reads = !self.queued[Dir::Read as usize].is_empty();
-        let writes = !self.queued[Dir::Write as usize].is_empty();
         let dir = match self.model.scheduler {
             Scheduler::Noop => match (self.queued[0].front(), self.queued[1].front()) {
                 (Some(r), Some(w)) => if r.seq < w.seq { Dir::Read } else { Dir::Write },
@@ -598,14 +597,16 @@ impl BlockDevice {
                 (None, Some(_)) => Dir::Write,
                 (None, None) => return None,
             },
-            Scheduler::Deadline => return self.deadline_pick(now, reads, writes),
+            Scheduler::Deadline => return self.deadline_pick(now),
         };
         self.queued[dir as usize].pop_front()
     }
 
     /// deadline_dispatch_requests: continue the batch along next_rq while it lasts, else pick
     /// a direction and start at the expired FIFO head or where the sweep left off.
-    fn deadline_pick(&mut self, now: u64, reads: bool, writes: bool) -> Option<Request> {
+    fn deadline_pick(&mut self, now: u64) -> Option<Request> {
+        let reads = !self.queued[Dir::Read as usize].is_empty();
+        let writes = !self.queued[Dir::Write as usize].is_empty();
         let find = |q: &VecDeque<Request>, seq: Option<u64>| seq.and_then(|s| q.iter().position(|r| r.seq == s));
         let batch = [Dir::Write, Dir::Read].into_iter().find_map(|dir| find(&self.queued[dir as usize], self.next_rq[dir as usize]).map(|i| (dir, i)));
         let (dir, i) = match batch {
