@@ -38,7 +38,9 @@ def run_iteration(
     "seeks", "busy_ns", "merge_refused_segments": int, "rq_size_hist": [read[9], write[9]],
     "rq_seg_hist": [read[8], write[8]]}``. ``rq_size_hist`` counts dispatched requests by size:
     ≤4K, 8K, ≤16K, ≤32K, ≤64K, ≤128K, ≤256K, ≤512K, more; ``rq_seg_hist`` by scatterlist
-    segments: 1, 2–3, 4–7, 8–15, 16–31, 32–63, 64–127, ≥128.
+    segments: 1, 2–3, 4–7, 8–15, 16–31, 32–63, 64–127, ≥128. It also holds the journal
+    counters and ``"congestion_waits"``/``"congestion_wait_ns"``: congestion_wait calls and the
+    time they slept, [allocator slow path, direct reclaim, kswapd].
     """
 
 def boot_dump(resolved_toml: str) -> dict[str, str]:

@@ -124,11 +124,27 @@ def test_section_absent(tmp_path, kernels):
         assert "Block I/O" not in render_text(report)
 
 
+def test_congestion_wait_rows_for_the_callers_that_waited(tmp_path):
+    a, b = block(10, 4, 1), block(10, 4, 1)
+    a["congestion_waits"], a["congestion_wait_ns"] = [50, 0, 0], [1_000_000_000, 0, 0]
+    b["congestion_waits"], b["congestion_wait_ns"] = [0, 0, 2], [0, 0, 200_000_000]
+    report = build_report(load_runs([folder(tmp_path, {"a": [a], "b": [b]})]), "current")
+    main = table(report, "Block I/O (mmtwin)")
+    assert values(main, "Congestion waits, allocator") == [50, 0]
+    assert values(main, "Congestion wait (s), allocator") == [1.0, 0.0]
+    assert values(main, "Congestion wait (s), kswapd") == [0.0, 0.2]
+    assert not any("direct reclaim" in r.label for r in main.rows)  # nobody waited there
+
+
 def test_bad_block_entry(tmp_path):
     b = block(10, 4, 1)
     b["rq_seg_hist"] = [[1, 2], [3, 4]]
     with pytest.raises(ReportError, match=r"iterations\[0\]\.block: 'rq_seg_hist'"):
         load_runs([folder(tmp_path, {"a": [b]})])
+    b = block(10, 4, 1)
+    b["congestion_waits"] = [1, 2]
+    with pytest.raises(ReportError, match=r"iterations\[0\]\.block: 'congestion_waits' must be a list of 3 numbers"):
+        load_runs([folder(tmp_path / "2", {"a": [b]})])
 
 
 def test_summary_keeps_block():

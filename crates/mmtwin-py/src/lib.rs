@@ -149,6 +149,8 @@ fn run_iteration<'py>(py: Python<'py>, resolved_toml: &str, iteration: u32, prog
     b.set_item("ordered_data_pages", t.ordered_data_pages)?;
     b.set_item("rq_size_hist", t.rq_size_hist.iter().map(|h| h.to_vec()).collect::<Vec<_>>())?;
     b.set_item("rq_seg_hist", t.rq_seg_hist.iter().map(|h| h.to_vec()).collect::<Vec<_>>())?;
+    b.set_item("congestion_waits", r.congestion_waits.to_vec())?;
+    b.set_item("congestion_wait_ns", r.congestion_wait_ns.to_vec())?;
     d.set_item("block", b)?;
     Ok(d)
 }

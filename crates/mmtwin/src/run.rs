@@ -34,6 +34,9 @@ pub struct IterationResult {
     pub page_events: u64,
     /// Per block device: (name, statistics) — mmtwin's own "why" figures.
     pub disks: Vec<(String, crate::block::DiskStats)>,
+    /// congestion_wait calls and their sleep in ns, by `CongestionSite`.
+    pub congestion_waits: [u64; 3],
+    pub congestion_wait_ns: [u64; 3],
 }
 
 /// Runs iteration `iteration` of `cfg`, calling `progress` with the fraction of the workload's
@@ -79,6 +82,8 @@ pub fn run_iteration(cfg: &RunConfig, iteration: u32, progress: &mut dyn FnMut(f
         events_processed: sim.events_processed,
         page_events,
         disks: sim.mm.bdevs.iter().map(|d| (d.name.clone(), d.stats.clone())).collect(),
+        congestion_waits: sim.mm.congestion_waits,
+        congestion_wait_ns: sim.mm.congestion_wait_ns,
     }
 }
 

@@ -406,3 +406,58 @@ fn zoneinfo_3x_prints_every_zone_counter_of_populated_zones() {
     // The per-CPU stat threshold: 2 × fls(2 CPUs) × (1 + fls(zone size in 128M units)).
     assert!(text.contains("  vm stats threshold: "));
 }
+
+#[test]
+fn reclaim_2632_saves_small_scan_shares_until_they_make_a_batch() {
+    // 10,000 inactive file pages: a pass's share is 2, 4, 9 and 19 pages at priorities 12 to 9.
+    let zid = ZoneType::Dma32 as usize;
+    let share = |p: i32| 10_000u64 >> p;
+    let sc_at = |mm: &Mm, who: Reclaimer, priority: i32| {
+        let mut sc = ScanControl::new(who, Gfp::GFP_KERNEL, 0, u64::MAX, mm.sysctl.swappiness);
+        sc.priority = priority;
+        sc
+    };
+    // 2.6.32 (nr_scan_try_batch): nothing is scanned until the deposits reach
+    // SWAP_CLUSTER_MAX; then all of them are, and the count starts again.
+    let mut mm = boot("linux-2.6.32", 1, 1, "256M", "");
+    cache_pages(&mut mm, 10_000, 0);
+    assert_eq!(mm.lru_size(zid, LruList::InactiveFile), 10_000);
+    for p in [12, 11, 10] {
+        let mut sc = sc_at(&mm, Reclaimer::Kswapd, p);
+        mm.shrink_zone(zid, &mut sc);
+        assert_eq!(sc.nr_scanned, 0, "priority {p} scanned before the deposits made a batch");
+    }
+    assert_eq!(mm.lruvecs[zid].reclaim_stat.nr_saved_scan[LruList::InactiveFile as usize], share(12) + share(11) + share(10));
+    let mut sc = sc_at(&mm, Reclaimer::Kswapd, 9);
+    mm.shrink_zone(zid, &mut sc);
+    assert_eq!(sc.nr_scanned, share(12) + share(11) + share(10) + share(9));
+    assert_eq!(mm.lruvecs[zid].reclaim_stat.nr_saved_scan[LruList::InactiveFile as usize], 0);
+    // The deposits are the zone's: a direct reclaimer's share at DEF_PRIORITY is added to what
+    // kswapd left and may be the one that scans it.
+    for p in [12, 11] {
+        let mut sc = sc_at(&mm, Reclaimer::Kswapd, p);
+        mm.shrink_zone(zid, &mut sc);
+    }
+    let mut sc = sc_at(&mm, Reclaimer::Direct, 10);
+    mm.shrink_zone(zid, &mut sc);
+    assert_eq!(sc.nr_scanned, 0);
+    let mut sc = sc_at(&mm, Reclaimer::Direct, 9);
+    mm.shrink_zone(zid, &mut sc);
+    assert_eq!(sc.nr_scanned, share(12) + share(11) + share(10) + share(9));
+
+    // 3.0 (force_scan since 2.6.39): nothing is saved. Direct reclaim scans its share as it
+    // is, and kswapd scans a batch of a list whose share rounds to nothing (3,000 >> 12 = 0).
+    let mut mm = boot("linux-3.0", 1, 1, "256M", "");
+    cache_pages(&mut mm, 10_000, 0);
+    let mut sc = sc_at(&mm, Reclaimer::Direct, 12);
+    mm.shrink_zone(zid, &mut sc);
+    assert_eq!(sc.nr_scanned, share(12));
+    let mut mm = boot("linux-3.0", 1, 1, "256M", "");
+    cache_pages(&mut mm, 3_000, 0);
+    let mut sc = sc_at(&mm, Reclaimer::Direct, 12);
+    mm.shrink_zone(zid, &mut sc);
+    assert_eq!(sc.nr_scanned, 0);
+    let mut sc = sc_at(&mm, Reclaimer::Kswapd, 12);
+    mm.shrink_zone(zid, &mut sc);
+    assert_eq!(sc.nr_scanned, 32);
+}

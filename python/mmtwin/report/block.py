@@ -30,6 +30,9 @@ SHAPES = {
 }
 #: Journal counters (absent from results written before journals were modelled: read as 0).
 OPTIONAL = ("journal_commits", "journal_blocks", "checkpoint_blocks", "ordered_data_pages")
+#: congestion_wait calls and their sleep, by caller (absent from older results: read as zeros).
+WAIT_SITES = ("allocator", "direct reclaim", "kswapd")
+OPTIONAL_SITES = ("congestion_waits", "congestion_wait_ns")
 SIZE_LABELS = ("<=4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", ">512K")
 SEG_LABELS = ("1", "2-3", "4-7", "8-15", "16-31", "32-63", "64-127", ">=128")
 TITLE = "Block I/O (mmtwin)"
@@ -55,11 +58,19 @@ def parse(b: Any) -> Block:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
             raise ValueError(f"'{k}' must be a number")
         out[k] = np.asarray(v, dtype=float)
+    for k in OPTIONAL_SITES:
+        try:
+            a = np.asarray(b.get(k, [0] * len(WAIT_SITES)), dtype=float)
+        except (TypeError, ValueError):
+            a = np.empty(0)
+        if a.shape != (len(WAIT_SITES),) or not np.isfinite(a).all():
+            raise ValueError(f"'{k}' must be a list of {len(WAIT_SITES)} numbers")
+        out[k] = a
     return out
 
 
 def mean(blocks: Sequence[Block]) -> Block:
-    return {k: np.mean([b[k] for b in blocks], axis=0) for k in (*SHAPES, *OPTIONAL)}
+    return {k: np.mean([b[k] for b in blocks], axis=0) for k in (*SHAPES, *OPTIONAL, *OPTIONAL_SITES)}
 
 
 def has_io(b: Optional[Block]) -> bool:
@@ -75,6 +86,7 @@ def tables(blocks: Sequence[Block], fmt: str = "current") -> List[Tuple[str, Lis
     writes = any(b["requests"][1] > 0 for b in blocks)
     journal = any(b["journal_commits"] > 0 for b in blocks)
     reads = any(b["requests"][0] > 0 for b in blocks)
+    waits = [any(b["congestion_waits"][i] > 0 for b in blocks) for i in range(len(WAIT_SITES))]
 
     def kernel(b: Block) -> List[List[VmstatRow]]:
         req = b["requests"]
@@ -114,6 +126,12 @@ def tables(blocks: Sequence[Block], fmt: str = "current") -> List[Tuple[str, Lis
                 count("Ordered data pages", b["ordered_data_pages"]),
             ]
         rows += [count("Seeks", b["seeks"]), ratio("Device busy (s)", float(b["busy_ns"]) / 1e9)]
+        for i, site in enumerate(WAIT_SITES):
+            if waits[i]:
+                rows += [
+                    count(f"Congestion waits, {site}", b["congestion_waits"][i]),
+                    ratio(f"Congestion wait (s), {site}", float(b["congestion_wait_ns"][i]) / 1e9),
+                ]
         return [rows, hist(b["rq_size_hist"][0], SIZE_LABELS), hist(b["rq_seg_hist"][0], SEG_LABELS)]
 
     per_kernel = [kernel(b) for b in blocks]

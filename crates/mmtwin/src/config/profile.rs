@@ -80,6 +80,7 @@ pub struct PolicyOverrides {
     pub reclaim_wait: Option<ReclaimWait>,
     pub reclaim_drain: Option<ReclaimDrain>,
     pub readahead_gfp: Option<ReadaheadGfp>,
+    pub scan_batch: Option<ScanBatch>,
     pub lowmem_reserve: Option<LowmemReserve>,
     pub merge_tail_heuristic: Option<bool>,
 }
@@ -93,7 +94,7 @@ impl PolicyOverrides {
         }
         set!(watermark_setup, watermark_check, fallback, pcp, cold_refill, zonelist, atomic_reserve,
              zonelist_cache, lru_owner, page_count_basis, reclaim_writeback, dirty_placement, reclaim_wait,
-             reclaim_drain, readahead_gfp, lowmem_reserve, merge_tail_heuristic);
+             reclaim_drain, readahead_gfp, scan_batch, lowmem_reserve, merge_tail_heuristic);
         p
     }
 }

@@ -389,6 +389,9 @@ impl LruList {
 pub struct ReclaimStat {
     pub recent_rotated: [u64; 2],
     pub recent_scanned: [u64; 2],
+    /// 2.6.29–2.6.38 nr_saved_scan[lru]: scan shares deposited until they make a batch
+    /// (`ScanBatch::SavedScan`), indexed like `LruList`.
+    pub nr_saved_scan: [u64; NR_LRU_LISTS],
 }
 
 /// One set of LRU lists (struct lruvec): per zone in 3.x, per node in 6.x.

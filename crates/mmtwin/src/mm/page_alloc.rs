@@ -58,6 +58,10 @@ pub struct Mm {
     /// Sleep the current task owes after its step (congestion_wait, dirty throttling pauses
     /// inside the kernel); the engine turns it into a sleep.
     pub sleep_ns: u64,
+    /// congestion_wait calls and the time they sleep, by caller (`CongestionSite`): mmtwin's
+    /// own "why" figures, the stalls Mel Gorman instrumented in 2010 (pg-Stall, ksd-stall).
+    pub congestion_waits: [u64; 3],
+    pub congestion_wait_ns: [u64; 3],
     /// Wait queues to wake, collected during an event (drained by the engine).
     pub wakeups: Vec<usize>,
     /// Block device completions to schedule: (time, device).

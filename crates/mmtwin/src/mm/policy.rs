@@ -176,6 +176,23 @@ pub enum ReadaheadGfp {
     ColdNoretry,
 }
 
+/// What shrink_zone does with a list's share of a priority pass that is smaller than a batch
+/// (SWAP_CLUSTER_MAX pages).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScanBatch {
+    /// 2.6.29–2.6.38 nr_scan_try_batch: the share (list size >> priority) is added to the
+    /// list's nr_saved_scan in the zone's reclaim_stat, shared by kswapd and every direct
+    /// reclaimer; nothing is scanned until the saved count reaches SWAP_CLUSTER_MAX, and then all
+    /// of it is. On small lists a pass at DEF_PRIORITY scans nothing, so reclaim drops priority
+    /// — below DEF_PRIORITY - 2 kswapd and direct reclaim take their congestion nap.
+    SavedScan,
+    /// 2.6.39+ get_scan_count (the memcg small-target fix that removed nr_saved_scan): each
+    /// pass scans its share directly, and kswapd scans at least SWAP_CLUSTER_MAX of a list whose
+    /// share rounds to zero (force_scan).
+    ForceScan,
+}
+
 /// The reserve that protects high-order atomic allocations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -241,6 +258,7 @@ pub struct MmPolicy {
     pub reclaim_wait: ReclaimWait,
     pub reclaim_drain: ReclaimDrain,
     pub readahead_gfp: ReadaheadGfp,
+    pub scan_batch: ScanBatch,
     pub lowmem_reserve: LowmemReserve,
     /// buddy_merge_likely (both eras): free a block to the list tail when its parent's buddy is
     /// free, so it stays free long enough to merge.
@@ -265,6 +283,7 @@ impl MmPolicy {
         reclaim_wait: ReclaimWait::WaitIffCongested,
         reclaim_drain: ReclaimDrain::AnyOrder,
         readahead_gfp: ReadaheadGfp::ColdNoretry,
+        scan_batch: ScanBatch::ForceScan,
         lowmem_reserve: LowmemReserve::KeepEmpty,
         merge_tail_heuristic: true,
     };
@@ -272,10 +291,12 @@ impl MmPolicy {
     /// Linux 2.6.32 (December 2009, the pcp-cold-pfn-order seed's kernel): the 3.0 mechanisms
     /// without what arrived in 2.6.33–3.0 that this model distinguishes — congestion_wait
     /// instead of wait_iff_congested, no pcp drain after order-0 direct reclaim, readahead
-    /// without __GFP_NORETRY, no buddy tail-merge heuristic (6dda9d55bf54, 2.6.35). It
-    /// includes e084b2d95e48 (2.6.31), so cold refills keep PFN order.
+    /// without __GFP_NORETRY, no buddy tail-merge heuristic (6dda9d55bf54, 2.6.35), scan
+    /// shares saved up to a batch (nr_saved_scan, until 2.6.39). It includes e084b2d95e48
+    /// (2.6.31), so cold refills keep PFN order.
     pub const LINUX_2_6_32: MmPolicy = MmPolicy {
         reclaim_wait: ReclaimWait::CongestionWait,
+        scan_batch: ScanBatch::SavedScan,
         reclaim_drain: ReclaimDrain::HighOrderOnly,
         readahead_gfp: ReadaheadGfp::Cold,
         merge_tail_heuristic: false,
@@ -299,6 +320,7 @@ impl MmPolicy {
         reclaim_wait: ReclaimWait::ReclaimThrottle,
         reclaim_drain: ReclaimDrain::AnyOrder,
         readahead_gfp: ReadaheadGfp::ColdNoretry,
+        scan_batch: ScanBatch::ForceScan,
         lowmem_reserve: LowmemReserve::ClearEmpty,
         merge_tail_heuristic: true,
     };

@@ -15,7 +15,7 @@ use super::gfp::Gfp;
 use super::mm_types::*;
 use super::mmzone::{LruList, ZoneStat, ZoneType, MAX_NR_ZONES, ZONE_RECLAIM_ACTIVE};
 use super::page_alloc::Mm;
-use super::policy::{LruOwner, ReclaimWait, ReclaimWriteback};
+use super::policy::{LruOwner, ReclaimWait, ReclaimWriteback, ScanBatch};
 use super::vmstat::{Era, VmStat};
 use super::{Pfn, SWAP_CLUSTER_MAX};
 use crate::fs::Writepage;
@@ -40,6 +40,16 @@ pub enum Reclaimer {
     Kswapd,
     /// Direct reclaim and zone_reclaim: the allocating task itself.
     Direct,
+}
+
+/// Who called congestion_wait: the allocator's slow path outside reclaim (its retry after
+/// reclaim made progress, per-zone dirty limits' wait), direct reclaim (and zone_reclaim), or
+/// kswapd.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CongestionSite {
+    Allocator = 0,
+    DirectReclaim = 1,
+    Kswapd = 2,
 }
 
 /// struct scan_control.
@@ -663,8 +673,16 @@ impl Mm {
             let fp = (file_prio + 1) * (rs.recent_scanned[1] + 1) / (rs.recent_rotated[1] + 1);
             ([ap, fp], ap + fp + 1)
         };
-        // kswapd scans at least a batch at every priority (force_scan).
-        let force = sc.who == Reclaimer::Kswapd;
+        let saved_scan = self.era == Era::Linux3 && self.policy.scan_batch == ScanBatch::SavedScan;
+        let (fraction, denominator) = if saved_scan && !noswap {
+            // 2.6.32 get_scan_ratio hands shrink_zone whole percentages.
+            let anon_percent = 100 * fraction[0] / denominator;
+            ([anon_percent, 100 - anon_percent], 100)
+        } else {
+            (fraction, denominator)
+        };
+        // 2.6.39+: kswapd scans at least a batch at every priority (force_scan).
+        let force = sc.who == Reclaimer::Kswapd && !saved_scan;
         let mut nr = [0u64; 4];
         for (i, lru) in [LruList::InactiveAnon, LruList::ActiveAnon, LruList::InactiveFile, LruList::ActiveFile].into_iter().enumerate() {
             let t = usize::from(lru.is_file());
@@ -676,9 +694,26 @@ impl Mm {
             if scan == 0 && force {
                 scan = SWAP_CLUSTER_MAX * fraction[t] / denominator;
             }
+            if saved_scan {
+                scan = self.nr_scan_try_batch(lv, lru, scan);
+            }
             nr[i] = scan;
         }
         nr
+    }
+
+    /// nr_scan_try_batch (2.6.29–2.6.38): deposits a list's share of this pass in the lruvec's
+    /// nr_saved_scan and returns what to scan now — nothing until the deposits reach
+    /// SWAP_CLUSTER_MAX, then all of them. The deposits are the zone's, so kswapd and every
+    /// direct reclaimer add to, and empty, the same count.
+    fn nr_scan_try_batch(&mut self, lv: usize, lru: LruList, scan: u64) -> u64 {
+        let saved = &mut self.lruvecs[lv].reclaim_stat.nr_saved_scan[lru as usize];
+        *saved += scan;
+        if *saved >= SWAP_CLUSTER_MAX {
+            std::mem::take(saved)
+        } else {
+            0
+        }
     }
 
     /// shrink_zone (3.x) / shrink_lruvec (6.x): scans the lists of one lruvec in batches of
@@ -967,6 +1002,7 @@ impl Mm {
 
     /// Sleeps the current task until the congested queue clears or `timeout_ns` passes
     /// (congestion_wait). Called inside the allocator, it becomes a sleep after the step.
+    /// The wait is counted under its caller (`CongestionSite`).
     pub fn congestion_wait(&mut self, timeout_ns: u64) {
         let now = self.now_ns;
         let wait = self
@@ -976,6 +1012,13 @@ impl Mm {
             .min()
             .map_or(timeout_ns, |t| t.min(timeout_ns));
         self.sleep_ns += wait;
+        let site = match (self.in_reclaim, self.reclaimer) {
+            (false, _) => CongestionSite::Allocator,
+            (true, Reclaimer::Direct) => CongestionSite::DirectReclaim,
+            (true, Reclaimer::Kswapd) => CongestionSite::Kswapd,
+        };
+        self.congestion_waits[site as usize] += 1;
+        self.congestion_wait_ns[site as usize] += wait;
     }
 
     /// wait_iff_congested(zone, BLK_RW_ASYNC, timeout): sleeps like congestion_wait, but only
