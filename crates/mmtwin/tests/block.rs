@@ -214,3 +214,30 @@ fn linux_2_6_32_readahead_may_retry_and_3_0_readahead_may_not() {
     assert_eq!(old.policy.readahead_gfp, ReadaheadGfp::Cold);
     assert_eq!(new.policy.readahead_gfp, ReadaheadGfp::ColdNoretry);
 }
+
+/// The largest readahead window a sequential reader of a 2,048-page ext4 file reaches.
+fn largest_readahead_window(disk: &str) -> u32 {
+    use mmtwin::mm::filemap::PageIo;
+    let machine = format!("nodes = [{{ id = 0, cpus = 1, memory = \"256M\" }}]\nfs = \"ext4\"\n{disk}");
+    let mut mm = boot_with(&machine, "linux-3.0", "");
+    let ino = mm.create_file(0, 0).unwrap();
+    mm.lay_out_file(ino, 2048);
+    let mut largest = 0;
+    for index in 0..2048 {
+        loop {
+            match mm.file_read_page(ino, index, 4096, 0) {
+                PageIo::Done => break,
+                PageIo::Wait(_) => run_io(&mut mm),
+                PageIo::NoMem => panic!("no memory for readahead"),
+            }
+        }
+        largest = largest.max(mm.inode(ino).ra.size);
+    }
+    largest
+}
+
+#[test]
+fn readahead_windows_grow_to_the_devices_read_ahead_kb() {
+    assert_eq!(largest_readahead_window(""), 32, "VM_MAX_READAHEAD: 128 KiB");
+    assert_eq!(largest_readahead_window("disk = { read_ahead_kb = 512 }"), 128);
+}

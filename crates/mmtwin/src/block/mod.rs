@@ -128,6 +128,9 @@ pub struct DeviceModel {
     /// QUEUE_FLAG_CLUSTER: physically adjacent pages may share a segment.
     pub clustering: bool,
     pub scheduler: Scheduler,
+    /// /sys/block/*/queue/read_ahead_kb: the largest readahead window of a file on the device
+    /// (bdi->ra_pages; VM_MAX_READAHEAD, 128, unless a preset or the scenario sets it).
+    pub read_ahead_kb: u32,
     /// Size of the device in bytes (the file systems and swap on it share it).
     pub size: crate::config::size::Bytes,
 }
@@ -150,6 +153,7 @@ impl DevicePreset {
             max_segment_size: 65536,
             clustering: true,
             scheduler: Scheduler::Deadline,
+            read_ahead_kb: crate::mm::filemap::VM_MAX_READAHEAD_KB,
             size: crate::config::size::Bytes(2 << 40),
         };
         match self {
@@ -196,6 +200,7 @@ pub struct DiskSpec {
     max_segment_size: Option<u32>,
     clustering: Option<bool>,
     scheduler: Option<Scheduler>,
+    read_ahead_kb: Option<u32>,
     size: Option<crate::config::size::Bytes>,
 }
 
@@ -206,7 +211,7 @@ impl TryFrom<DiskSpec> for DeviceModel {
         macro_rules! set {
             ($($f:ident),*) => { $( if let Some(v) = s.$f { m.$f = v; } )* };
         }
-        set!(seek_ns, skip_sectors, request_overhead_ns, segment_ns, bandwidth, host_bandwidth, nr_requests, max_sectors_kb, max_segments, max_segment_size, clustering, scheduler, size);
+        set!(seek_ns, skip_sectors, request_overhead_ns, segment_ns, bandwidth, host_bandwidth, nr_requests, max_sectors_kb, max_segments, max_segment_size, clustering, scheduler, read_ahead_kb, size);
         if s.write_seek_ns.is_some() {
             m.write_seek_ns = s.write_seek_ns;
         }
@@ -224,6 +229,9 @@ impl TryFrom<DiskSpec> for DeviceModel {
         }
         if m.max_segment_size < 4096 {
             return Err(format!("max_segment_size must be at least one page (4096), not {}", m.max_segment_size));
+        }
+        if m.read_ahead_kb < 4 || m.read_ahead_kb % 4 != 0 || m.read_ahead_kb > 65536 {
+            return Err(format!("read_ahead_kb must be a multiple of 4 from 4 to 65536, not {}", m.read_ahead_kb));
         }
         Ok(m)
     }

@@ -37,8 +37,8 @@ pub struct AddressSpace {
 /// queue ids.
 pub const NR_PAGE_WAITQUEUES: usize = 64;
 
-/// VM_MAX_READAHEAD: 128 KiB of readahead per file.
-pub const RA_PAGES: u32 = 32;
+/// VM_MAX_READAHEAD: 128 KiB of readahead per file, the default of a device's read_ahead_kb.
+pub const VM_MAX_READAHEAD_KB: u32 = 128;
 /// MMAP_LOTSAMISS: past this many missed faults, mmap read-around stops.
 pub const MMAP_LOTSAMISS: u32 = 100;
 
@@ -205,6 +205,12 @@ impl Mm {
         PageIo::Done
     }
 
+    /// ra->ra_pages of file `ino`: its device's read_ahead_kb in pages (file_ra_state_init).
+    fn ra_pages(&self, ino: Ino) -> u32 {
+        let dev = self.sbs[self.inode(ino).sb].dev;
+        self.bdevs[dev].model.read_ahead_kb / 4
+    }
+
     /// page_cache_sync_readahead: a cache miss at `index`.
     fn page_cache_sync_readahead(&mut self, ino: Ino, index: u32, cpu: usize) {
         self.ondemand_readahead(ino, false, index, 1, cpu);
@@ -227,7 +233,7 @@ impl Mm {
     /// access (×4 while small, then ×2, up to 32 pages), starts a fresh window at the start of
     /// a file or after a jump, and reads only the request for random access.
     fn ondemand_readahead(&mut self, ino: Ino, hit_marker: bool, offset: u32, req: u32, cpu: usize) {
-        let max = RA_PAGES;
+        let max = self.ra_pages(ino);
         let ra = self.inode(ino).ra;
         let (start, mut size, mut async_size);
         if offset == 0 || (!hit_marker && offset == ra.prev_index + 1 && ra.size == 0) {
@@ -341,12 +347,13 @@ impl Mm {
                 if ra.mmap_miss > MMAP_LOTSAMISS {
                     self.__do_page_cache_readahead(ino, index, 1, 0, cpu);
                 } else {
-                    let start = index.saturating_sub(RA_PAGES / 2);
+                    let ra_pages = self.ra_pages(ino);
+                    let start = index.saturating_sub(ra_pages / 2);
                     let r = &mut self.inode_mut(ino).ra;
                     r.start = start;
-                    r.size = RA_PAGES;
-                    r.async_size = RA_PAGES / 4;
-                    self.__do_page_cache_readahead(ino, start, RA_PAGES, RA_PAGES / 4, cpu);
+                    r.size = ra_pages;
+                    r.async_size = ra_pages / 4;
+                    self.__do_page_cache_readahead(ino, start, ra_pages, ra_pages / 4, cpu);
                 }
                 match self.find_get_page(mapping, index) {
                     Some(p) => {
