@@ -40,32 +40,30 @@ TITLE = "Block I/O (mmtwin)"
 LABEL_WIDTH = len("Checkpoint blocks written")
 
 
+def _array(b: dict, k: str, shape: Tuple[int, ...], default: Any = None) -> np.ndarray:
+    """Entry `k` of `b` (or `default` when absent) as an array of `shape`; ValueError if not."""
+    try:
+        a = np.asarray(b.get(k, default), dtype=float)
+    except (TypeError, ValueError):
+        a = np.empty(0)
+    if a.shape != shape or not np.isfinite(a).all():
+        what = "a number" if not shape else f"a list of {shape[0]} numbers" if len(shape) == 1 else "a " + "x".join(map(str, shape)) + " list of numbers"
+        raise ValueError(f"'{k}' must be {what}")
+    return a
+
+
 def parse(b: Any) -> Block:
     """One iteration's "block" entry as arrays; ValueError says what is wrong with it."""
     if not isinstance(b, dict):
         raise ValueError("must be an object")
-    out = {}
-    for k, shape in SHAPES.items():
-        try:
-            a = np.asarray(b.get(k), dtype=float)
-        except (TypeError, ValueError):
-            a = np.empty(0)
-        if a.shape != shape or not np.isfinite(a).all():
-            raise ValueError(f"'{k}' must be {'a number' if not shape else 'a ' + 'x'.join(map(str, shape)) + ' list of numbers'}")
-        out[k] = a
+    out = {k: _array(b, k, shape) for k, shape in SHAPES.items()}
     for k in OPTIONAL:
         v = b.get(k, 0)
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
             raise ValueError(f"'{k}' must be a number")
         out[k] = np.asarray(v, dtype=float)
     for k in OPTIONAL_SITES:
-        try:
-            a = np.asarray(b.get(k, [0] * len(WAIT_SITES)), dtype=float)
-        except (TypeError, ValueError):
-            a = np.empty(0)
-        if a.shape != (len(WAIT_SITES),) or not np.isfinite(a).all():
-            raise ValueError(f"'{k}' must be a list of {len(WAIT_SITES)} numbers")
-        out[k] = a
+        out[k] = _array(b, k, (len(WAIT_SITES),), [0] * len(WAIT_SITES))
     return out
 
 
