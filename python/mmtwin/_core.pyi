@@ -40,7 +40,9 @@ def run_iteration(
     ≤4K, 8K, ≤16K, ≤32K, ≤64K, ≤128K, ≤256K, ≤512K, more; ``rq_seg_hist`` by scatterlist
     segments: 1, 2–3, 4–7, 8–15, 16–31, 32–63, 64–127, ≥128. It also holds the journal
     counters and ``"congestion_waits"``/``"congestion_wait_ns"``: congestion_wait calls and the
-    time they slept, [allocator slow path, direct reclaim, kswapd].
+    time they slept, [allocator slow path, direct reclaim, kswapd]; and, for flash devices,
+    ``"ftl_gc_copies"``/``"ftl_gc_copied_pages"``: erase blocks the flash translation layer
+    closed with a copy, and the pages it copied.
     """
 
 def boot_dump(resolved_toml: str) -> dict[str, str]:

@@ -3,10 +3,15 @@
 Asserted (the seed's findings): with per-zone dirty limits, reclaim meets almost no dirty file
 pages, so file writes from reclaim fall to near zero on every file system; the 512M runs on
 ext3 and xfs, where those writes are real I/O scattered into the flusher's stream, finish
-sooner (by more than 5%: with deadline's sector-sorted dispatch the twin's gain is 11–15%, the
-seed's 1.8× and 2.7× are not reproduced, see EXPERIMENTS.md), while ext4 (whose writepage refuses delalloc pages from reclaim: counted, no I/O) stays
-about flat; at 4608M the gain disappears and direct reclaim appears with per-zone limits (a
-small Normal zone over its dirty limit sends page-cache allocations down to DMA32).
+sooner by a large factor (the USB key's flash translation layer copies an erase block for
+each write away from its two open ones: the twin's vanilla takes 1.46x (ext3) and 1.65x (xfs)
+the patched time, the seed's 1.79x and 2.81x; asserted: more than 1.3x), while ext4 (whose
+writepage refuses delalloc pages from reclaim: counted, no I/O) stays about flat; at 4608M
+direct reclaim appears with per-zone limits (a small Normal zone over its dirty limit sends
+page-cache allocations down to DMA32) and the gain disappears on ext4 and xfs. On ext3 at
+4608M it does not: the twin's per-zone limits halve kswapd's file writes (the seed's did not
+reduce them) and on the flash key that is an 18% gain, so that case is marked as an expected
+failure (strict: it reports when it starts to hold). See EXPERIMENTS.md.
 """
 
 from __future__ import annotations
@@ -47,9 +52,9 @@ def test_per_zone_limits_cut_file_writes_from_reclaim_to_near_zero(report, fs):
 
 
 @pytest.mark.parametrize("fs", ["ext3", "xfs"])
-def test_512m_runs_with_real_reclaim_writes_finish_sooner(report, fs):
+def test_512m_runs_with_real_reclaim_writes_finish_sooner_by_a_large_factor(report, fs):
     bench = f"simple-writeback-512M-{fs}"
-    assert _dd_time(report, bench, PZD) < 0.95 * _dd_time(report, bench, VANILLA)
+    assert _dd_time(report, bench, VANILLA) > 1.3 * _dd_time(report, bench, PZD)
 
 
 def test_512m_ext4_stays_about_flat(report):
@@ -58,9 +63,17 @@ def test_512m_ext4_stays_about_flat(report):
     assert abs(p - v) / v < 0.03
 
 
-@pytest.mark.parametrize("fs", ["ext3", "ext4", "xfs"])
-def test_at_4608m_the_gain_disappears_and_direct_reclaim_appears(report, fs):
+NOT_REPRODUCED = pytest.mark.xfail(strict=True, reason="ext3 at 4608M: the twin's per-zone limits halve kswapd's file writes (8,540 -> 3,986 a run), the seed's kept them (8,427 -> 8,139); see EXPERIMENTS.md")
+
+
+@pytest.mark.parametrize("fs", [pytest.param("ext3", marks=NOT_REPRODUCED), "ext4", "xfs"])
+def test_at_4608m_the_gain_disappears(report, fs):
     bench = f"simple-writeback-4608M-{fs}"
     v, p = _dd_time(report, bench, VANILLA), _dd_time(report, bench, PZD)
     assert p > 0.95 * v
+
+
+@pytest.mark.parametrize("fs", ["ext3", "ext4", "xfs"])
+def test_at_4608m_direct_reclaim_appears_with_per_zone_limits(report, fs):
+    bench = f"simple-writeback-4608M-{fs}"
     assert _direct(_vm(report, bench, PZD)) > _direct(_vm(report, bench, VANILLA))

@@ -136,6 +136,17 @@ def test_congestion_wait_rows_for_the_callers_that_waited(tmp_path):
     assert not any("direct reclaim" in r.label for r in main.rows)  # nobody waited there
 
 
+def test_flash_translation_layer_rows_only_when_a_kernel_copied(tmp_path):
+    a, b = block(10, 4, 1, writes=5), block(10, 4, 1, writes=5)
+    a["ftl_gc_copies"], a["ftl_gc_copied_pages"] = 3, 2900
+    report = build_report(load_runs([folder(tmp_path / "with", {"a": [a], "b": [b]})]), "current")
+    main = table(report, "Block I/O (mmtwin)")
+    assert values(main, "Erase blocks copied (FTL)") == [3, 0]
+    assert values(main, "Pages copied (FTL)") == [2900, 0]
+    report = build_report(load_runs([folder(tmp_path / "without", {"b": [b]})]), "current")
+    assert not any("FTL" in r.label for r in table(report, "Block I/O (mmtwin)").rows)
+
+
 def test_bad_block_entry(tmp_path):
     b = block(10, 4, 1)
     b["rq_seg_hist"] = [[1, 2], [3, 4]]

@@ -241,3 +241,36 @@ fn readahead_windows_grow_to_the_devices_read_ahead_kb() {
     assert_eq!(largest_readahead_window(""), 32, "VM_MAX_READAHEAD: 128 KiB");
     assert_eq!(largest_readahead_window("disk = { read_ahead_kb = 512 }"), 128);
 }
+
+#[test]
+fn a_flash_key_writes_without_seeks_but_copies_an_erase_block_to_open_a_third() {
+    let key = DevicePreset::UsbKey2011.model();
+    assert_eq!((key.max_sectors_kb, key.erase_block_kb, key.open_erase_blocks), (120, 4096, 2));
+    let mut d = BlockDevice::new("sdb", key.clone());
+    let block = 4096 * 2; // sectors per 4 MiB erase block
+    let mut host = 0;
+    let mut write = |d: &mut BlockDevice, sector: u64, now: u64| {
+        let pages: Vec<Pfn> = (0..8).map(|i| 1000 + i).collect();
+        let mut b = Bio::new(Dir::Write, sector, pages[0]);
+        for (i, &p) in pages.iter().enumerate().skip(1) {
+            assert!(b.add_page(&key, sector + i as u64 * SECTORS_PER_PAGE, p));
+        }
+        d.submit_bio(b, now);
+        let done = d.dispatch(now, &mut host).unwrap();
+        d.complete();
+        done - now
+    };
+    let plain = write(&mut d, 0, 0);
+    // A jump into the second erase block: no seek, no copy.
+    assert_eq!(write(&mut d, block + 5000, 0), plain);
+    assert_eq!(d.stats.seeks, 0);
+    // A third erase block: the least recently written (the first) is closed by copying the
+    // 1016 pages the host did not write, at the device's rate.
+    let t = write(&mut d, 7 * block, 0);
+    assert_eq!(t - plain, 1016 * 4096 * 1_000_000_000 / key.bandwidth);
+    assert_eq!((d.stats.ftl.gc_copies, d.stats.ftl.gc_copied_pages), (1, 1016));
+    // A scenario cannot give both a fixed write penalty and an FTL.
+    let bad = "[scenario]\nname = \"t\"\n[machine]\nnodes = [{ id = 0, cpus = 1, memory = \"256M\" }]\ndisk = { model = \"usb-key-2011\", write_seek_ns = 1000 }\n[[kernel]]\nname = \"k\"\nprofile = \"linux-3.0\"\n[workload]\ntype = \"anon-churn\"\n";
+    let e = Scenario::parse(bad).unwrap_err().to_string();
+    assert!(e.contains("write_seek_ns and erase_block_kb"), "{e}");
+}

@@ -127,3 +127,56 @@ fn perzonedirty_write_allocations_skip_a_zone_over_its_dirty_limit() {
         assert_eq!(mm.zones[mm.page_zone(pfn)].zone_type, ZoneType::Dma32);
     }
 }
+
+/// Completes every request the devices have in flight or queued, in time order.
+fn run_io(mm: &mut Mm) {
+    while let Some(i) = (0..mm.io_timers.len()).min_by_key(|&i| mm.io_timers[i]) {
+        let (t, dev) = mm.io_timers.swap_remove(i);
+        mm.now_ns = t;
+        mm.blk_complete(dev);
+    }
+}
+
+#[test]
+fn a_writer_that_fills_the_queue_stops_between_bios_not_inside_one() {
+    // 16 requests of at most 4 pages: 64 pages fill the queue (one in flight, 15 queued
+    // before the next would be refused); the writer stops at a bio boundary and resumes there.
+    let text = "[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [{ id = 0, cpus = 1, memory = \"64M\" }]\nboot_reserved = \"1M\"\nfs = \"ext4\"\n\
+                disk = { max_sectors_kb = 16, nr_requests = 16 }\n[[kernel]]\nname = \"k\"\nprofile = \"linux-3.0\"\nsysctl = { dirty_ratio = 40 }\n[workload]\ntype = \"anon-churn\"\n";
+    let mut mm = Mm::boot(&Scenario::parse(text).unwrap().resolve().remove(0));
+    let (ino, _) = dirty_file(&mut mm, 200);
+    let mut total = 0;
+    loop {
+        let (written, blocked) = mm.writeback_single_inode(ino, 1024, true);
+        total += written;
+        assert_eq!(written % 4, 0, "a stop inside a bio would leave a short request: {written}");
+        if !blocked {
+            break;
+        }
+        run_io(&mut mm);
+    }
+    run_io(&mut mm);
+    assert_eq!(total, 200);
+    let s = &mm.bdevs[0].stats;
+    assert_eq!(s.rq_size_hist[1][0], 0, "no single-page requests");
+    assert_eq!((s.requests[1], s.sectors[1]), (50, 200 * 8));
+}
+
+#[test]
+fn unlink_drops_dirty_pages_unwritten_and_waits_only_for_those_under_writeback() {
+    let mut mm = boot("64M", "ext4", "");
+    let (ino, pfns) = dirty_file(&mut mm, 64);
+    mm.close_file(ino);
+    // The flusher has started on the first 8 pages; the other 56 are still dirty.
+    let (written, _) = mm.writeback_single_inode(ino, 8, true);
+    assert_eq!(written, 8);
+    let out_before = mm.bdevs[0].stats.sectors[1];
+    let wait = mm.unlink_file(ino, 0).expect("a page under writeback to wait for");
+    assert!(pfns[..8].contains(&wait));
+    assert_eq!(mm.global_page_state(ZoneStat::NrFileDirty), 0, "dirty pages cancelled at once");
+    assert_eq!(mm.global_page_state(ZoneStat::NrWriteback), 8);
+    run_io(&mut mm);
+    assert_eq!(mm.unlink_file(ino, 0), None, "evicted once the writeback ended");
+    assert_eq!(mm.bdevs[0].stats.sectors[1], out_before, "nothing more was written");
+    assert_eq!(mm.global_page_state(ZoneStat::NrFilePages), 0);
+}

@@ -29,7 +29,7 @@ SHAPES = {
     "rq_seg_hist": (2, 8),
 }
 #: Journal counters (absent from results written before journals were modelled: read as 0).
-OPTIONAL = ("journal_commits", "journal_blocks", "checkpoint_blocks", "ordered_data_pages")
+OPTIONAL = ("journal_commits", "journal_blocks", "checkpoint_blocks", "ordered_data_pages", "ftl_gc_copies", "ftl_gc_copied_pages")
 #: congestion_wait calls and their sleep, by caller (absent from older results: read as zeros).
 WAIT_SITES = ("allocator", "direct reclaim", "kswapd")
 OPTIONAL_SITES = ("congestion_waits", "congestion_wait_ns")
@@ -83,6 +83,7 @@ def tables(blocks: Sequence[Block], fmt: str = "current") -> List[Tuple[str, Lis
         return []
     writes = any(b["requests"][1] > 0 for b in blocks)
     journal = any(b["journal_commits"] > 0 for b in blocks)
+    ftl = any(b["ftl_gc_copies"] > 0 for b in blocks)
     reads = any(b["requests"][0] > 0 for b in blocks)
     waits = [any(b["congestion_waits"][i] > 0 for b in blocks) for i in range(len(WAIT_SITES))]
 
@@ -122,6 +123,11 @@ def tables(blocks: Sequence[Block], fmt: str = "current") -> List[Tuple[str, Lis
                 count("Journal blocks written", b["journal_blocks"]),
                 count("Checkpoint blocks written", b["checkpoint_blocks"]),
                 count("Ordered data pages", b["ordered_data_pages"]),
+            ]
+        if ftl:
+            rows += [
+                count("Erase blocks copied (FTL)", b["ftl_gc_copies"]),
+                count("Pages copied (FTL)", b["ftl_gc_copied_pages"]),
             ]
         rows += [count("Seeks", b["seeks"]), ratio("Device busy (s)", float(b["busy_ns"]) / 1e9)]
         for i, site in enumerate(WAIT_SITES):

@@ -525,7 +525,8 @@ def _render_phase2011(t: Table) -> List[str]:
 
 
 def _render_monitor2011(t: Table) -> List[str]:
-    return [t.title] + [f"{r.label:<40}" + "".join(f"{c.text:>10}" for c in r.cells) for r in t.rows]
+    # A value as wide as the column keeps one space before it, as the headers do (_head).
+    return [t.title] + [f"{r.label:<40}" + "".join(f"{c.text:>10}" if len(c.text) < 10 else f" {c.text}" for c in r.cells) for r in t.rows]
 
 
 _RENDERERS: Dict[str, Callable[[Table], List[str]]] = {

@@ -32,8 +32,14 @@
 //!   pass), a fixed per-request overhead, a per-segment cost (the controller fetching one
 //!   DMA descriptor per scatterlist entry), then the transfer at the device bandwidth.
 //!
-//! Device models are chosen by name (`model = "sata-2011" | "ssd" | "s390-fcp" | "virtio-tcg"`, see
-//! `DevicePreset`); every parameter can be overridden next to the name.
+//! * A flash device with erase blocks (`erase_block_kb`) pays no seek for a write; its flash
+//!   translation layer (`ftl`) charges the copies it makes to close an erase block instead.
+//!
+//! Device models are chosen by name (`model = "sata-2011" | "ssd" | "s390-fcp" | "virtio-tcg" |
+//! "usb-key-2011"`, see `DevicePreset`); every parameter can be overridden next to the name.
+
+mod ftl;
+pub use ftl::{FtlStats, MAX_ERASE_BLOCK_KB};
 
 use std::collections::VecDeque;
 
@@ -91,6 +97,13 @@ pub enum DevicePreset {
     /// its page cache. The per-request time and the bandwidth are fitted to the real guests'
     /// reads (docs/calibration.md).
     VirtioTcg,
+    /// A 2011 USB 2.0 flash key behind usb-storage (3.0): max_sectors 240 (120 KiB, the
+    /// driver's default for high-speed devices), 1 ms to reach a new place to read, no seek
+    /// for writes, which go through a flash translation layer with 4 MiB erase blocks and two
+    /// of them open at once (the typical figures of the 2011 Linaro flash survey and
+    /// flashbench's --open-au test; see `erase_block_kb`). 17 MB/s sequential writes.
+    #[serde(rename = "usb-key-2011")]
+    UsbKey2011,
 }
 
 /// A device's performance model and queue limits (see `DevicePreset` for the named ones).
@@ -106,6 +119,16 @@ pub struct DeviceModel {
     /// `seek_ns`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write_seek_ns: Option<u64>,
+    /// Flash translation layer: the erase block (allocation unit) in KiB, 0 for a device
+    /// without one. A cheap key's FTL keeps a few erase blocks open for writing (their new
+    /// pages go to a log block) and, to open another, closes the least recently written one:
+    /// it copies every page of that erase block the host did not rewrite into the log block
+    /// (garbage collection). Writes then cost no seek; what they cost is those copies.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub erase_block_kb: u32,
+    /// Erase blocks the FTL keeps open at once (flashbench --open-au); with `erase_block_kb`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub open_erase_blocks: u32,
     /// A forward gap up to this many sectors is skipped by letting it pass (no seek).
     pub skip_sectors: u64,
     /// Fixed cost of every request (command, interrupt, completion), in ns.
@@ -142,6 +165,8 @@ impl DevicePreset {
             model: self,
             seek_ns: 8_000_000,
             write_seek_ns: None,
+            erase_block_kb: 0,
+            open_erase_blocks: 0,
             skip_sectors: 256,
             request_overhead_ns: 50_000,
             segment_ns: 0,
@@ -171,8 +196,21 @@ impl DevicePreset {
                 max_segment_size: u32::MAX,
                 ..sata
             },
+            DevicePreset::UsbKey2011 => DeviceModel {
+                seek_ns: 1_000_000,
+                skip_sectors: 0,
+                bandwidth: 17_000_000,
+                max_sectors_kb: 120,
+                erase_block_kb: 4096,
+                open_erase_blocks: 2,
+                ..sata
+            },
         }
     }
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 impl Default for DeviceModel {
@@ -189,6 +227,8 @@ pub struct DiskSpec {
     model: DevicePreset,
     seek_ns: Option<u64>,
     write_seek_ns: Option<u64>,
+    erase_block_kb: Option<u32>,
+    open_erase_blocks: Option<u32>,
     skip_sectors: Option<u64>,
     request_overhead_ns: Option<u64>,
     segment_ns: Option<u64>,
@@ -211,7 +251,7 @@ impl TryFrom<DiskSpec> for DeviceModel {
         macro_rules! set {
             ($($f:ident),*) => { $( if let Some(v) = s.$f { m.$f = v; } )* };
         }
-        set!(seek_ns, skip_sectors, request_overhead_ns, segment_ns, bandwidth, host_bandwidth, nr_requests, max_sectors_kb, max_segments, max_segment_size, clustering, scheduler, read_ahead_kb, size);
+        set!(seek_ns, skip_sectors, request_overhead_ns, segment_ns, bandwidth, host_bandwidth, nr_requests, max_sectors_kb, max_segments, max_segment_size, clustering, scheduler, read_ahead_kb, size, erase_block_kb, open_erase_blocks);
         if s.write_seek_ns.is_some() {
             m.write_seek_ns = s.write_seek_ns;
         }
@@ -229,6 +269,17 @@ impl TryFrom<DiskSpec> for DeviceModel {
         }
         if m.max_segment_size < 4096 {
             return Err(format!("max_segment_size must be at least one page (4096), not {}", m.max_segment_size));
+        }
+        if m.erase_block_kb > 0 {
+            if m.erase_block_kb % 4 != 0 || m.erase_block_kb > MAX_ERASE_BLOCK_KB {
+                return Err(format!("erase_block_kb must be a multiple of 4 up to {MAX_ERASE_BLOCK_KB}, not {}", m.erase_block_kb));
+            }
+            if m.open_erase_blocks == 0 {
+                return Err("open_erase_blocks must be at least 1 when erase_block_kb is set".into());
+            }
+            if m.write_seek_ns.is_some() {
+                return Err("write_seek_ns and erase_block_kb both set what a write away from the last costs; give one".into());
+            }
         }
         if m.read_ahead_kb < 4 || m.read_ahead_kb % 4 != 0 || m.read_ahead_kb > 65536 {
             return Err(format!("read_ahead_kb must be a multiple of 4 from 4 to 65536, not {}", m.read_ahead_kb));
@@ -299,6 +350,11 @@ impl Bio {
     /// The sector after the bio's last.
     pub fn end(&self) -> u64 {
         self.sector + self.pages.len() as u64 * SECTORS_PER_PAGE
+    }
+
+    /// Returns true if the bio holds as many pages as the queue lets one bio carry.
+    pub fn is_full(&self, q: &DeviceModel) -> bool {
+        self.pages.len() >= q.bio_max_pages()
     }
 
     /// bio_add_page: appends page `pfn` at sector `sector` if it follows on and the queue's
@@ -376,6 +432,8 @@ pub struct DiskStats {
     pub journal_blocks: u64,
     pub checkpoint_blocks: u64,
     pub ordered_data_pages: u64,
+    /// What the device's flash translation layer copied (devices with `erase_block_kb`).
+    pub ftl: ftl::FtlStats,
 }
 
 impl DiskStats {
@@ -400,6 +458,8 @@ impl DiskStats {
         self.journal_blocks += o.journal_blocks;
         self.checkpoint_blocks += o.checkpoint_blocks;
         self.ordered_data_pages += o.ordered_data_pages;
+        self.ftl.gc_copies += o.ftl.gc_copies;
+        self.ftl.gc_copied_pages += o.ftl.gc_copied_pages;
     }
 }
 
@@ -435,6 +495,8 @@ pub struct BlockDevice {
     pub congestion_wait: usize,
     /// Wait queue the device's flusher thread sleeps on.
     pub flusher_wait: usize,
+    /// The flash translation layer, for a device with erase blocks.
+    ftl: Option<ftl::Ftl>,
 }
 
 /// deadline's writes_starved default.
@@ -446,7 +508,9 @@ const EXPIRE_NS: [u64; 2] = [500_000_000, 5_000_000_000];
 
 impl BlockDevice {
     pub fn new(name: &str, model: DeviceModel) -> BlockDevice {
+        let ftl = (model.erase_block_kb > 0).then(|| ftl::Ftl::new(model.erase_block_kb, model.open_erase_blocks));
         BlockDevice {
+            ftl,
             name: name.to_string(),
             model,
             queued: [VecDeque::new(), VecDeque::new()],
@@ -666,7 +730,12 @@ impl BlockDevice {
         // blk_rq_map_sg: the scatterlist joins adjacent pages across bio boundaries too.
         let sg = u64::from(self.model.phys_segments(&rq.pages));
         let mut t = self.model.request_overhead_ns + sg * self.model.segment_ns;
-        if rq.sector != self.head {
+        if let (Dir::Write, Some(ftl)) = (rq.dir, self.ftl.as_mut()) {
+            // Flash: no head to move; the FTL may first have to close an erase block.
+            let copied = ftl.write(rq.sector / SECTORS_PER_PAGE, rq.nr_sectors.div_ceil(SECTORS_PER_PAGE));
+            t += copied * crate::mm::PAGE_SIZE * 1_000_000_000 / self.model.bandwidth.max(1);
+            self.stats.ftl = ftl.stats;
+        } else if rq.sector != self.head {
             if rq.sector > self.head && rq.sector - self.head <= self.model.skip_sectors {
                 t += (rq.sector - self.head) * 512 * 1_000_000_000 / self.model.bandwidth.max(1);
             } else {

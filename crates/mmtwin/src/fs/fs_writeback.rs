@@ -180,7 +180,14 @@ impl Mm {
         let mut bio: Option<Bio> = None;
         let mut next_index = start;
         for index in indexes {
-            if self.bdevs[dev].queue_full(Dir::Write) {
+            // A full bio goes now, and the next starts only when there is a request for it:
+            // the kernel's writer sleeps in get_request_wait between bios; here it stops and
+            // resumes at this page (writeback_index), before its block is allocated.
+            if bio.as_ref().is_some_and(|b| b.is_full(&self.bdevs[dev].model)) {
+                let b = bio.take().expect("a full bio");
+                self.submit_bio(dev, b);
+            }
+            if bio.is_none() && self.bdevs[dev].queue_full(Dir::Write) {
                 blocked = true;
                 break;
             }
@@ -189,15 +196,18 @@ impl Mm {
             if f & (PG_LOCKED | PG_WRITEBACK) != 0 {
                 continue;
             }
-            self.cost_ns += self.costs.writeback_page_ns;
-            self.clear_page_dirty_for_io(pfn);
-            self.set_page_writeback(pfn, dev);
             let sector = self.get_block(ino, index);
             if !bio.as_mut().is_some_and(|b| b.add_page(&self.bdevs[dev].model, sector, pfn)) {
+                // A gap on the disk (or the segment limit) ends the bio early. The next one
+                // starts at once, so a queue that filled just now holds one request more
+                // than nr_requests until the writer stops at the next boundary.
                 if let Some(b) = bio.replace(Bio::new(Dir::Write, sector, pfn)) {
                     self.submit_bio(dev, b);
                 }
             }
+            self.cost_ns += self.costs.writeback_page_ns;
+            self.clear_page_dirty_for_io(pfn);
+            self.set_page_writeback(pfn, dev);
             written += 1;
             next_index = index + 1;
         }

@@ -31,7 +31,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{FsType, Ino};
 use crate::block::{Bio, Dir, SECTORS_PER_PAGE};
-use crate::mm::mm_types::{PG_LOCKED, PG_WRITEBACK};
+use crate::mm::mm_types::{PG_DIRTY, PG_LOCKED, PG_WRITEBACK};
 use crate::mm::page_alloc::Mm;
 use crate::mm::Pfn;
 use crate::sim::{After, Step, Task, TaskCx};
@@ -298,31 +298,40 @@ impl Mm {
         let mut submitted = false;
         let mut done = true;
         while let Some(&index) = indexes.last() {
-            if submitted && self.bdevs[dev].queue_full(Dir::Write) {
-                done = false;
-                break;
-            }
-            indexes.pop();
-            let Some(pfn) = self.find_get_page(mapping, index) else { continue };
+            let Some(pfn) = self.find_get_page(mapping, index) else {
+                indexes.pop();
+                continue;
+            };
             let f = self.pages[pfn as usize].flags;
             if f & PG_WRITEBACK != 0 {
+                indexes.pop();
                 waits.push((pfn, mapping, index));
                 continue;
             }
-            if f & PG_LOCKED != 0 || !self.clear_page_dirty_for_io(pfn) {
+            if f & (PG_LOCKED | PG_DIRTY) != PG_DIRTY {
+                indexes.pop();
                 continue;
             }
+            let sector = self.get_block(ino, index);
+            if !bio.as_mut().is_some_and(|b| b.add_page(&self.bdevs[dev].model, sector, pfn)) {
+                // The bio is complete; the next one starts only when there is a request for
+                // it (after the thread's first, see above), else the commit resumes here.
+                if let Some(b) = bio.take() {
+                    self.submit_bio(dev, b);
+                    submitted = true;
+                }
+                if submitted && self.bdevs[dev].queue_full(Dir::Write) {
+                    done = false;
+                    break;
+                }
+                bio = Some(Bio::new(Dir::Write, sector, pfn));
+            }
+            indexes.pop();
+            self.clear_page_dirty_for_io(pfn);
             self.set_page_writeback(pfn, dev);
             self.cost_ns += self.costs.writeback_page_ns;
             self.bdevs[dev].stats.ordered_data_pages += 1;
             waits.push((pfn, mapping, index));
-            let sector = self.get_block(ino, index);
-            if !bio.as_mut().is_some_and(|b| b.add_page(&self.bdevs[dev].model, sector, pfn)) {
-                if let Some(b) = bio.replace(Bio::new(Dir::Write, sector, pfn)) {
-                    self.submit_bio(dev, b);
-                    submitted = true;
-                }
-            }
         }
         if let Some(b) = bio.take() {
             self.submit_bio(dev, b);

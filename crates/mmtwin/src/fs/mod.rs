@@ -419,29 +419,51 @@ impl Mm {
     }
 
     /// Unlinks a file (unlink + the final iput): drops its name and, once nobody uses it,
-    /// truncates its page cache and frees the inode. Pages under writeback must finish first:
-    /// returns Some(pfn) of such a page for the caller to wait on, None when done.
+    /// truncates its page cache and frees the inode, as truncate_inode_pages does it: a first
+    /// pass removes every page that is neither locked nor under writeback (a dirty one is
+    /// cancelled, never written), then the pages under writeback are waited for one by one.
+    /// Returns Some(pfn) of such a page for the caller to wait on (and call again), None when
+    /// done.
     pub fn unlink_file(&mut self, ino: Ino, cpu: usize) -> Option<Pfn> {
+        use crate::mm::mm_types::{PG_LOCKED, PG_WRITEBACK};
+        let sb = self.inode(ino).sb;
+        if self.inode(ino).nlink > 0 {
+            self.cost_ns += self.costs.file_unlink_ns;
+            let (dir, i_ino) = (self.inode(ino).dir, self.inode(ino).i_ino);
+            self.dir_remove_entry(sb, dir, i_ino);
+            if let Some(d) = self.inode_mut(ino).dentry.take() {
+                if let Some(k) = d.lru_key {
+                    self.sbs[sb].dentry_lru.remove(&k);
+                }
+                let dc = self.sbs[sb].dentry_cache;
+                self.kmem_cache_free(dc, d.slab, cpu);
+                self.inode_mut(ino).i_count -= 1;
+            }
+            self.inode_mut(ino).nlink = 0;
+        }
+        if self.inode(ino).i_count > 0 {
+            // The last user's iput evicts it.
+            return None;
+        }
+        // iput_final of an unlinked inode: off the writeback and LRU lists, straight to evict.
+        let i = self.inode_mut(ino);
+        let (dk, lk) = (i.dirty_key.take(), i.lru_key.take());
+        i.state &= !I_DIRTY_PAGES;
+        if let Some(k) = dk {
+            self.sbs[sb].b_dirty.remove(&k);
+        }
+        if let Some(k) = lk {
+            self.sbs[sb].inode_lru.remove(&k);
+        }
         let mapping = self.inode(ino).mapping;
+        let idle: Vec<Pfn> = self.mapping(mapping).i_pages.values().copied().filter(|&p| self.pages[p as usize].flags & (PG_LOCKED | PG_WRITEBACK) == 0).collect();
+        for pfn in idle {
+            self.truncate_page(pfn, cpu);
+        }
         if let Some(&index) = self.mapping(mapping).writeback.first() {
             return Some(self.mapping(mapping).i_pages[&index]);
         }
-        self.cost_ns += self.costs.file_unlink_ns;
-        let sb = self.inode(ino).sb;
-        let (dir, i_ino) = (self.inode(ino).dir, self.inode(ino).i_ino);
-        self.dir_remove_entry(sb, dir, i_ino);
-        if let Some(d) = self.inode_mut(ino).dentry.take() {
-            if let Some(k) = d.lru_key {
-                self.sbs[sb].dentry_lru.remove(&k);
-            }
-            let dc = self.sbs[sb].dentry_cache;
-            self.kmem_cache_free(dc, d.slab, cpu);
-            self.inode_mut(ino).i_count -= 1;
-        }
-        self.inode_mut(ino).nlink = 0;
-        if self.inode(ino).i_count == 0 {
-            self.evict_inode(ino, cpu);
-        }
+        self.evict_inode(ino, cpu);
         None
     }
 
