@@ -2,6 +2,8 @@
 //! path), direct I/O, the s390x zone layout, ext2's file layout and the order in which cold
 //! per-cpu pages come back after reclaim: one kernel behaviour each.
 
+mod common;
+use common::run_io;
 use mmtwin::block::{Bio, BlockDevice, DeviceModel, DevicePreset, Dir, Scheduler, SECTORS_PER_PAGE};
 use mmtwin::config::scenario::Scenario;
 use mmtwin::mm::gfp::Gfp;
@@ -16,14 +18,6 @@ fn boot_with(machine: &str, profile: &str, policy: &str) -> Mm {
     Mm::boot(&Scenario::parse(&text).unwrap_or_else(|e| panic!("{e}")).resolve().remove(0))
 }
 
-/// Completes every request the devices have in flight or queued, in time order.
-fn run_io(mm: &mut Mm) {
-    while let Some(i) = (0..mm.io_timers.len()).min_by_key(|&i| mm.io_timers[i]) {
-        let (t, dev) = mm.io_timers.swap_remove(i);
-        mm.now_ns = t;
-        mm.blk_complete(dev);
-    }
-}
 
 fn bio_of(q: &DeviceModel, sector: u64, pages: &[Pfn]) -> (Bio, usize) {
     let mut b = Bio::new(Dir::Read, sector, pages[0]);

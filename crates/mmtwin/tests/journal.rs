@@ -1,6 +1,8 @@
 //! Mechanism tests of the ext3/ext4 journals (jbd, jbd2) and of where the file systems put
 //! data and metadata: one kernel behaviour each.
 
+mod common;
+use common::run_io;
 use mmtwin::block::SECTORS_PER_PAGE;
 use mmtwin::config::scenario::Scenario;
 use mmtwin::fs::jbd::{Kjournald, BLOCKS_PER_GROUP, COMMIT_INTERVAL_NS, ITABLE_BLOCKS};
@@ -34,14 +36,6 @@ fn write_file(mm: &mut Mm, n: u32) -> (u32, Vec<Pfn>) {
     (ino, (0..n).map(|i| mm.find_get_page(mapping, i).unwrap()).collect())
 }
 
-/// Completes every request in flight or queued, in time order.
-fn run_io(mm: &mut Mm) {
-    while let Some(i) = (0..mm.io_timers.len()).min_by_key(|&i| mm.io_timers[i]) {
-        let (t, dev) = mm.io_timers.swap_remove(i);
-        mm.now_ns = t;
-        mm.blk_complete(dev);
-    }
-}
 
 /// Steps the journal thread at time `now` (completing I/O whenever it waits) until it goes to
 /// sleep with nothing to wait for; returns that last sleep.

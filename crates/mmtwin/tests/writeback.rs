@@ -1,6 +1,8 @@
 //! Mechanism tests of writeback from reclaim, per file system and per policy, and of dirty
 //! placement: one kernel behaviour each.
 
+mod common;
+use common::run_io;
 use mmtwin::config::scenario::Scenario;
 use mmtwin::mm::gfp::Gfp;
 use mmtwin::mm::mm_types::*;
@@ -125,15 +127,6 @@ fn perzonedirty_write_allocations_skip_a_zone_over_its_dirty_limit() {
         // Allocations that will not be dirtied are not steered.
         let pfn = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
         assert_eq!(mm.zones[mm.page_zone(pfn)].zone_type, ZoneType::Dma32);
-    }
-}
-
-/// Completes every request the devices have in flight or queued, in time order.
-fn run_io(mm: &mut Mm) {
-    while let Some(i) = (0..mm.io_timers.len()).min_by_key(|&i| mm.io_timers[i]) {
-        let (t, dev) = mm.io_timers.swap_remove(i);
-        mm.now_ns = t;
-        mm.blk_complete(dev);
     }
 }
 

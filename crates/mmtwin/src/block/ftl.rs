@@ -47,20 +47,19 @@ pub struct Ftl {
     max_open: usize,
     open: Vec<OpenBlock>,
     clock: u64,
-    pub stats: FtlStats,
 }
 
 impl Ftl {
     /// An FTL with `erase_block_kb` erase blocks of which `max_open` may be open.
     pub fn new(erase_block_kb: u32, max_open: u32) -> Ftl {
-        Ftl { pages_per_block: u64::from(erase_block_kb / 4), max_open: max_open.max(1) as usize, open: Vec::new(), clock: 0, stats: FtlStats::default() }
+        Ftl { pages_per_block: u64::from(erase_block_kb / 4), max_open: max_open.max(1) as usize, open: Vec::new(), clock: 0 }
     }
 
     /// Writes pages [`page`, `page` + `n`) (device pages of 4 KiB) and returns the pages the
     /// device must copy first to make room: for each erase block the write touches that is
     /// not open, the unwritten pages of the least recently written open block, if all are
-    /// open already.
-    pub fn write(&mut self, page: u64, n: u64) -> u64 {
+    /// open already. The copies are counted in `stats`.
+    pub fn write(&mut self, page: u64, n: u64, stats: &mut FtlStats) -> u64 {
         let mut copied = 0;
         let mut p = page;
         let end = page + n;
@@ -76,8 +75,8 @@ impl Ftl {
                         let closed = self.open.swap_remove(lru);
                         let left = self.pages_per_block - u64::from(closed.nr_written);
                         if left > 0 {
-                            self.stats.gc_copies += 1;
-                            self.stats.gc_copied_pages += left;
+                            stats.gc_copies += 1;
+                            stats.gc_copied_pages += left;
                             copied += left;
                         }
                     }
@@ -112,23 +111,23 @@ mod tests {
 
     #[test]
     fn streaming_whole_erase_blocks_copies_nothing() {
-        let mut f = Ftl::new(4096, 2);
+        let (mut f, mut st) = (Ftl::new(4096, 2), FtlStats::default());
         for p in (0..4096).step_by(30) {
-            assert_eq!(f.write(p, 30.min(4096 - p)), 0);
+            assert_eq!(f.write(p, 30.min(4096 - p), &mut st), 0);
         }
-        assert_eq!(f.stats, FtlStats::default());
+        assert_eq!(st, FtlStats::default());
     }
 
     #[test]
     fn a_third_block_closes_the_least_recently_written_one_with_a_copy() {
-        let mut f = Ftl::new(4096, 2);
-        assert_eq!(f.write(0, 64), 0);
-        assert_eq!(f.write(1024, 64), 0);
-        assert_eq!(f.write(10, 1), 0, "block 0 is open: a rewrite inside it is free");
+        let (mut f, mut st) = (Ftl::new(4096, 2), FtlStats::default());
+        assert_eq!(f.write(0, 64, &mut st), 0);
+        assert_eq!(f.write(1024, 64, &mut st), 0);
+        assert_eq!(f.write(10, 1, &mut st), 0, "block 0 is open: a rewrite inside it is free");
         // Block 2 needs a place: block 1 was written least recently; its other 960 pages move.
-        assert_eq!(f.write(2048, 1), 1024 - 64);
+        assert_eq!(f.write(2048, 1, &mut st), 1024 - 64);
         // Back to block 1: block 0 goes now (64 pages written, 960 copied).
-        assert_eq!(f.write(1024 + 64, 1), 960);
-        assert_eq!(f.stats, FtlStats { gc_copies: 2, gc_copied_pages: 1920 });
+        assert_eq!(f.write(1024 + 64, 1, &mut st), 960);
+        assert_eq!(st, FtlStats { gc_copies: 2, gc_copied_pages: 1920 });
     }
 }

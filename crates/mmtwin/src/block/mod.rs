@@ -732,9 +732,8 @@ impl BlockDevice {
         let mut t = self.model.request_overhead_ns + sg * self.model.segment_ns;
         if let (Dir::Write, Some(ftl)) = (rq.dir, self.ftl.as_mut()) {
             // Flash: no head to move; the FTL may first have to close an erase block.
-            let copied = ftl.write(rq.sector / SECTORS_PER_PAGE, rq.nr_sectors.div_ceil(SECTORS_PER_PAGE));
+            let copied = ftl.write(rq.sector / SECTORS_PER_PAGE, rq.nr_sectors.div_ceil(SECTORS_PER_PAGE), &mut self.stats.ftl);
             t += copied * crate::mm::PAGE_SIZE * 1_000_000_000 / self.model.bandwidth.max(1);
-            self.stats.ftl = ftl.stats;
         } else if rq.sector != self.head {
             if rq.sector > self.head && rq.sector - self.head <= self.model.skip_sectors {
                 t += (rq.sector - self.head) * 512 * 1_000_000_000 / self.model.bandwidth.max(1);

@@ -431,12 +431,7 @@ impl Mm {
             self.cost_ns += self.costs.file_unlink_ns;
             let (dir, i_ino) = (self.inode(ino).dir, self.inode(ino).i_ino);
             self.dir_remove_entry(sb, dir, i_ino);
-            if let Some(d) = self.inode_mut(ino).dentry.take() {
-                if let Some(k) = d.lru_key {
-                    self.sbs[sb].dentry_lru.remove(&k);
-                }
-                let dc = self.sbs[sb].dentry_cache;
-                self.kmem_cache_free(dc, d.slab, cpu);
+            if self.d_free(ino, cpu) {
                 self.inode_mut(ino).i_count -= 1;
             }
             self.inode_mut(ino).nlink = 0;
@@ -446,15 +441,7 @@ impl Mm {
             return None;
         }
         // iput_final of an unlinked inode: off the writeback and LRU lists, straight to evict.
-        let i = self.inode_mut(ino);
-        let (dk, lk) = (i.dirty_key.take(), i.lru_key.take());
-        i.state &= !I_DIRTY_PAGES;
-        if let Some(k) = dk {
-            self.sbs[sb].b_dirty.remove(&k);
-        }
-        if let Some(k) = lk {
-            self.sbs[sb].inode_lru.remove(&k);
-        }
+        self.inode_off_lists(ino);
         let mapping = self.inode(ino).mapping;
         let idle: Vec<Pfn> = self.mapping(mapping).i_pages.values().copied().filter(|&p| self.pages[p as usize].flags & (PG_LOCKED | PG_WRITEBACK) == 0).collect();
         for pfn in idle {
@@ -480,27 +467,42 @@ impl Mm {
             self.ifree(sb, i_ino, false);
             self.jbd_inode_alloc(sb, i_ino);
         }
-        let i = self.inode_mut(ino);
-        let (dk, lk, slab) = (i.dirty_key.take(), i.lru_key.take(), i.slab);
-        if let Some(k) = dk {
-            self.sbs[sb].b_dirty.remove(&k);
-        }
-        if let Some(k) = lk {
-            self.sbs[sb].inode_lru.remove(&k);
-        }
-        if let Some(d) = self.inode_mut(ino).dentry.take() {
-            if let Some(k) = d.lru_key {
-                self.sbs[sb].dentry_lru.remove(&k);
-            }
-            let dc = self.sbs[sb].dentry_cache;
-            self.kmem_cache_free(dc, d.slab, cpu);
-        }
+        self.inode_off_lists(ino);
+        self.d_free(ino, cpu);
+        let slab = self.inode(ino).slab;
         let ic = self.sbs[sb].inode_cache;
         self.kmem_cache_free(ic, slab, cpu);
         let mapping = self.inode(ino).mapping;
         self.free_mapping(mapping);
         self.inodes[ino as usize] = None;
         self.free_inos.push(ino);
+    }
+
+    /// Takes an inode off its superblock's writeback (b_dirty) and unused (LRU) lists.
+    fn inode_off_lists(&mut self, ino: Ino) {
+        let sb = self.inode(ino).sb;
+        let i = self.inode_mut(ino);
+        let (dk, lk) = (i.dirty_key.take(), i.lru_key.take());
+        i.state &= !I_DIRTY_PAGES;
+        if let Some(k) = dk {
+            self.sbs[sb].b_dirty.remove(&k);
+        }
+        if let Some(k) = lk {
+            self.sbs[sb].inode_lru.remove(&k);
+        }
+    }
+
+    /// Frees an inode's dentry, if it has one (off the dentry LRU, back to its cache); returns
+    /// true if it had one (the dentry held a reference to the inode).
+    fn d_free(&mut self, ino: Ino, cpu: usize) -> bool {
+        let sb = self.inode(ino).sb;
+        let Some(d) = self.inode_mut(ino).dentry.take() else { return false };
+        if let Some(k) = d.lru_key {
+            self.sbs[sb].dentry_lru.remove(&k);
+        }
+        let dc = self.sbs[sb].dentry_cache;
+        self.kmem_cache_free(dc, d.slab, cpu);
+        true
     }
 
     /// Removes every page of a file from the page cache and frees it (truncate_inode_pages);

@@ -26,6 +26,15 @@ pub fn boot(profile: &str, nodes: usize, cpus: usize, mem: &str, extra_kernel: &
     Mm::boot(&config(profile, nodes, cpus, mem, extra_kernel))
 }
 
+/// Completes every request the devices have in flight or queued, in time order.
+pub fn run_io(mm: &mut Mm) {
+    while let Some(i) = (0..mm.io_timers.len()).min_by_key(|&i| mm.io_timers[i]) {
+        let (t, dev) = mm.io_timers.swap_remove(i);
+        mm.now_ns = t;
+        mm.blk_complete(dev);
+    }
+}
+
 /// The zone id of (node, zone type).
 pub fn zid(node: usize, zt: ZoneType) -> usize {
     node * MAX_NR_ZONES + zt as usize
