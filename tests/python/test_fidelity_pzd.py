@@ -8,9 +8,13 @@ each write away from its two open ones: the twin's vanilla takes 1.46x (ext3) an
 the patched time, the seed's 1.79x and 2.81x; asserted: more than 1.3x), while ext4 (whose
 writepage refuses delalloc pages from reclaim: counted, no I/O) stays about flat; at 4608M
 direct reclaim appears with per-zone limits (a small Normal zone over its dirty limit sends
-page-cache allocations down to DMA32) and the gain disappears on ext4 and xfs. On ext3 at
-4608M it does not: the twin's per-zone limits halve kswapd's file writes (the seed's did not
-reduce them) and on the flash key that is an 18% gain, so that case is marked as an expected
+page-cache allocations down to DMA32) and the gain disappears on ext3 and ext4. On xfs at
+4608M it does not: there the twin's per-zone limits settle into a run where DMA32 sits
+between its min and low watermarks plus the Normal zone's lowmem reserve, below what the
+allocator accepts but above what wakes kswapd, so direct reclaim does 45% of the scanning
+and kswapd writes half as many scattered file pages; on the flash key that is a 12% gain.
+Which file system lands in that state is a knife-edge: before the block plugging of 2.6.39 was
+modelled (session 15) it was ext3 (+23%) and xfs held. That case is marked as an expected
 failure (strict: it reports when it starts to hold). See EXPERIMENTS.md.
 """
 
@@ -63,10 +67,10 @@ def test_512m_ext4_stays_about_flat(report):
     assert abs(p - v) / v < 0.03
 
 
-NOT_REPRODUCED = pytest.mark.xfail(strict=True, reason="ext3 at 4608M: the twin's per-zone limits halve kswapd's file writes (8,540 -> 3,986 a run), the seed's kept them (8,427 -> 8,139); see EXPERIMENTS.md")
+NOT_REPRODUCED = pytest.mark.xfail(strict=True, reason="xfs at 4608M: the twin's per-zone limits leave DMA32 below what the allocator accepts but above what wakes kswapd, direct reclaim does 45% of the scanning and kswapd's file writes halve (307 -> 141 a run); the seed's kept them (344 -> 329); see EXPERIMENTS.md")
 
 
-@pytest.mark.parametrize("fs", [pytest.param("ext3", marks=NOT_REPRODUCED), "ext4", "xfs"])
+@pytest.mark.parametrize("fs", ["ext3", "ext4", pytest.param("xfs", marks=NOT_REPRODUCED)])
 def test_at_4608m_the_gain_disappears(report, fs):
     bench = f"simple-writeback-4608M-{fs}"
     v, p = _dd_time(report, bench, VANILLA), _dd_time(report, bench, PZD)

@@ -1,10 +1,10 @@
 //! Mechanism tests of the block layer (segments, merging limits, schedulers, the shared host
-//! path), direct I/O, the s390x zone layout, ext2's file layout and the order in which cold
+//! path, plugging), direct I/O, the s390x zone layout, ext2's file layout and the order in which cold
 //! per-cpu pages come back after reclaim: one kernel behaviour each.
 
 mod common;
 use common::run_io;
-use mmtwin::block::{Bio, BlockDevice, DeviceModel, DevicePreset, Dir, Scheduler, SECTORS_PER_PAGE};
+use mmtwin::block::{Bio, BlockDevice, DeviceModel, DevicePreset, Dir, PlugSite, Scheduler, SECTORS_PER_PAGE};
 use mmtwin::config::scenario::Scenario;
 use mmtwin::mm::gfp::Gfp;
 use mmtwin::mm::mmzone::ZoneType;
@@ -267,4 +267,128 @@ fn a_flash_key_writes_without_seeks_but_copies_an_erase_block_to_open_a_third() 
     let bad = "[scenario]\nname = \"t\"\n[machine]\nnodes = [{ id = 0, cpus = 1, memory = \"256M\" }]\ndisk = { model = \"usb-key-2011\", write_seek_ns = 1000 }\n[[kernel]]\nname = \"k\"\nprofile = \"linux-3.0\"\n[workload]\ntype = \"anon-churn\"\n";
     let e = Scenario::parse(bad).unwrap_err().to_string();
     assert!(e.contains("write_seek_ns and erase_block_kb"), "{e}");
+}
+
+/// Submits a write of direct I/O `dio` (its completion only counts the dio down) of `pages`
+/// pages at page `at` of the disk.
+fn submit_dio_write(mm: &mut Mm, dio: u32, at: u64, pages: u32) {
+    mm.dios[dio as usize - 1].remaining += pages;
+    mm.submit_bio(0, dio_write(dio, at, pages));
+}
+
+/// A write bio of direct I/O `dio` of `pages` pages at page `at` of the disk.
+fn dio_write(dio: u32, at: u64, pages: u32) -> Bio {
+    let mut b = Bio::new(Dir::Write, at * SECTORS_PER_PAGE, 10_000 + at as Pfn);
+    for i in 1..pages {
+        let q = DeviceModel::default();
+        assert!(b.add_page(&q, (at + u64::from(i)) * SECTORS_PER_PAGE, 10_000 + (at + u64::from(i)) as Pfn));
+    }
+    b.dio = dio;
+    b
+}
+
+#[test]
+fn a_task_plug_lets_a_writers_bios_reach_an_idle_disk_as_one_request() {
+    // Pages 0, 2 and 1 of a run, in that order (a later bio fills a gap).
+    let order = [0u64, 2, 1];
+    // Without a plug (a 3.x writer outside write(), e.g. ext4's own writepages) the first bio
+    // goes straight to the idle disk; the other two merge behind it.
+    let mut mm = boot_with("nodes = [{ id = 0, cpus = 1, memory = \"256M\" }]", "linux-3.0", "");
+    let id = mm.new_dio(usize::MAX);
+    for &p in &order {
+        submit_dio_write(&mut mm, id, p, 1);
+    }
+    assert_eq!(mm.bdevs[0].in_flight.as_ref().map(|(r, _)| r.nr_sectors), Some(SECTORS_PER_PAGE), "a one-page request went out alone");
+    run_io(&mut mm);
+    assert_eq!(mm.bdevs[0].stats.requests[1], 2);
+    // Under the plug of write() (blk_start_plug in generic_file_aio_write) they are held
+    // back: page 2 cannot join page 0, page 1 joins page 0's request in the plug, and when the
+    // plug is flushed page 2's request joins the back of the queued one.
+    let mut mm = boot_with("nodes = [{ id = 0, cpus = 1, memory = \"256M\" }]", "linux-3.0", "");
+    let id = mm.new_dio(usize::MAX);
+    let plugged = mm.blk_start_plug(PlugSite::Write);
+    assert!(plugged);
+    assert!(!mm.blk_start_plug(PlugSite::Readahead), "a nested plug is not installed");
+    for &p in &order {
+        submit_dio_write(&mut mm, id, p, 1);
+    }
+    assert!(mm.bdevs[0].in_flight.is_none(), "nothing reaches the disk while the plug holds it");
+    assert_eq!(mm.bdevs[0].plugged[1], 2, "two plugged requests, taken from the queue's pool");
+    mm.blk_finish_plug(plugged);
+    assert_eq!(mm.bdevs[0].plugged[1], 0);
+    assert_eq!(mm.bdevs[0].in_flight.as_ref().map(|(r, _)| r.nr_sectors), Some(3 * SECTORS_PER_PAGE), "one three-page request");
+    run_io(&mut mm);
+    assert_eq!((mm.bdevs[0].stats.requests[1], mm.bdevs[0].stats.merges[1]), (1, 2));
+    assert_eq!(mm.dio_remaining(id), 0);
+}
+
+#[test]
+fn a_3x_plug_is_flushed_before_its_17th_request_and_6x_before_one_after_128k() {
+    // 3.x: BLK_MAX_REQUEST_COUNT 16.
+    let mut mm = boot_with("nodes = [{ id = 0, cpus = 1, memory = \"256M\" }]", "linux-3.0", "");
+    let id = mm.new_dio(usize::MAX);
+    let plugged = mm.blk_start_plug(PlugSite::Journal);
+    for i in 0..16 {
+        submit_dio_write(&mut mm, id, 100 * i, 1);
+    }
+    assert!(mm.bdevs[0].in_flight.is_none());
+    submit_dio_write(&mut mm, id, 1600, 1);
+    assert!(mm.bdevs[0].in_flight.is_some(), "the 17th request flushed the first 16");
+    assert_eq!((mm.bdevs[0].nr_queued(Dir::Write), mm.bdevs[0].plugged[1]), (15, 1));
+    mm.blk_finish_plug(plugged);
+    run_io(&mut mm);
+    // 6.x: a plug whose last request reached 128 KiB is flushed before it takes another.
+    let mut mm = boot_with("nodes = [{ id = 0, cpus = 1, memory = \"256M\" }]", "linux-6.1", "");
+    let id = mm.new_dio(usize::MAX);
+    let plugged = mm.blk_start_plug(PlugSite::Writepages { own_writepages: true });
+    assert!(plugged, "6.x plugs the flusher's whole writeback, ext4 included");
+    submit_dio_write(&mut mm, id, 0, 31);
+    submit_dio_write(&mut mm, id, 100, 1);
+    assert!(mm.bdevs[0].in_flight.is_none(), "31 pages (124 KiB): still below BLK_PLUG_FLUSH_SIZE");
+    submit_dio_write(&mut mm, id, 101, 32);
+    submit_dio_write(&mut mm, id, 300, 1);
+    assert!(mm.bdevs[0].in_flight.is_some(), "a 132 KiB last request flushed the plug");
+    mm.blk_finish_plug(plugged);
+    run_io(&mut mm);
+    assert_eq!(mm.dio_remaining(id), 0);
+    // 3.x does not plug ext4's own writepages, 6.x's write() (generic_perform_write) or 3.x
+    // reclaim.
+    let mm3 = boot_with("nodes = [{ id = 0, cpus = 1, memory = \"256M\" }]", "linux-3.0", "");
+    assert!(!mm3.plugs_at(PlugSite::Writepages { own_writepages: true }) && !mm3.plugs_at(PlugSite::Reclaim));
+    assert!(mm3.plugs_at(PlugSite::Writepages { own_writepages: false }));
+    assert!(!mm.plugs_at(PlugSite::Write) && mm.plugs_at(PlugSite::Reclaim));
+}
+
+#[test]
+fn a_2632_queue_plug_holds_writeback_until_four_requests_or_3ms_and_a_read_goes_at_once() {
+    let mut mm = boot_with("nodes = [{ id = 0, cpus = 1, memory = \"256M\" }]", "linux-2.6.32", "");
+    assert!(!mm.blk_start_plug(PlugSite::Write), "2.6.32 has no task plugs");
+    // Page cache writeback (no one waits for it): the first request plugs the empty queue.
+    for i in 0..3u64 {
+        let mut b = dio_write(0, 100 * i, 1);
+        b.dio = 0;
+        mm.submit_bio(0, b);
+    }
+    assert!(mm.bdevs[0].queue_plugged && mm.bdevs[0].in_flight.is_none());
+    assert_eq!(mm.unplug_timers, vec![(3_000_000, 0)], "unplug_delay: 3 ms");
+    let mut b = dio_write(0, 300, 1);
+    b.dio = 0;
+    mm.submit_bio(0, b);
+    assert!(!mm.bdevs[0].queue_plugged && mm.bdevs[0].in_flight.is_some(), "unplug_thresh: the 4th request unplugs");
+    // The timer alone unplugs too.
+    let mut mm = boot_with("nodes = [{ id = 0, cpus = 1, memory = \"256M\" }]", "linux-2.6.32", "");
+    let mut b = dio_write(0, 0, 1);
+    b.dio = 0;
+    mm.submit_bio(0, b);
+    assert!(mm.bdevs[0].in_flight.is_none());
+    mm.now_ns = 3_000_000;
+    mm.blk_unplug_timeout(0);
+    assert!(mm.bdevs[0].in_flight.is_some());
+    // A read's submitter waits for it (sync_page unplugs): it goes at once.
+    let mut mm = boot_with("nodes = [{ id = 0, cpus = 1, memory = \"256M\" }]", "linux-2.6.32", "");
+    let id = mm.new_dio(usize::MAX);
+    let mut b = Bio::new(Dir::Read, 0, 5);
+    b.dio = id;
+    mm.submit_bio(0, b);
+    assert!(mm.bdevs[0].in_flight.is_some());
 }

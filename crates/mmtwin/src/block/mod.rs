@@ -24,9 +24,14 @@
 //!   sweep ran out of higher sectors, otherwise where the sweep left off. `noop` is one FIFO.
 //!   The scatterlist of a dispatched request (blk_rq_map_sg) joins physically adjacent pages
 //!   across bio boundaries under the same rules; its length is the request's segment count.
-//! * Queue depth: at most `nr_requests` requests per direction; a submitter finding the queue
-//!   full sleeps on the device's request wait queue (get_request_wait). The queue is congested
-//!   above 7/8 of `nr_requests` and uncongested again below 13/16 (blk_queue_congestion_threshold).
+//! * Queue depth: at most `nr_requests` requests per direction, queued or held in plugs; a
+//!   submitter finding the pool used up sleeps on the device's request wait queue
+//!   (get_request_wait). The queue is congested above 7/8 of `nr_requests` and uncongested
+//!   again below 13/16 (blk_queue_congestion_threshold).
+//! * Plugging (`blk_core`): 2.6.32's queues plug themselves when a request finds them empty;
+//!   2.6.39+ tasks hold their requests in an on-stack plug around writepages, the journal's
+//!   writes, readahead and direct I/O (and 6.x reclaim and swap readahead), merging later bios
+//!   into them, until the plug is flushed into the queue with back merges.
 //! * The device serves one request at a time: a seek when the request does not start where the
 //!   previous one ended (a short forward skip costs only the time the skipped sectors take to
 //!   pass), a fixed per-request overhead, a per-segment cost (the controller fetching one
@@ -38,7 +43,9 @@
 //! Device models are chosen by name (`model = "sata-2011" | "ssd" | "s390-fcp" | "virtio-tcg" |
 //! "usb-key-2011"`, see `DevicePreset`); every parameter can be overridden next to the name.
 
+pub mod blk_core;
 mod ftl;
+pub use blk_core::PlugSite;
 pub use ftl::{FtlStats, MAX_ERASE_BLOCK_KB};
 
 use std::collections::VecDeque;
@@ -401,6 +408,63 @@ impl Request {
     fn end(&self) -> u64 {
         self.sector + self.nr_sectors
     }
+
+    /// A request made of one bio (get_request + init_request_from_bio); its place in the
+    /// scheduler's FIFO is set when it is queued.
+    pub fn from_bio(bio: Bio) -> Request {
+        Request {
+            dir: bio.dir,
+            sector: bio.sector,
+            nr_sectors: bio.pages.len() as u64 * SECTORS_PER_PAGE,
+            nr_phys_segments: bio.segments,
+            pages: bio.pages,
+            nr_bios: 1,
+            dio: bio.dio,
+            seq: 0,
+            fifo_time: 0,
+        }
+    }
+
+    /// Appends (`back`) or prepends a bio already checked by `BlockDevice::bio_merge_check`.
+    fn add_bio(&mut self, bio: &Bio, back: bool) {
+        self.nr_sectors += bio.pages.len() as u64 * SECTORS_PER_PAGE;
+        self.nr_bios += 1;
+        self.nr_phys_segments += bio.segments;
+        if back {
+            self.pages.extend_from_slice(&bio.pages);
+        } else {
+            self.sector = bio.sector;
+            self.pages.splice(0..0, bio.pages.iter().copied());
+        }
+    }
+}
+
+/// Whether a bio may join a request (elv_try_merge + ll_back_merge_fn / ll_front_merge_fn).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BioMerge {
+    /// It may.
+    Fits,
+    /// Not adjacent on the device, another direction, or another direct I/O.
+    NotAdjacent,
+    /// Adjacent, but the request would exceed max_sectors.
+    TooLarge,
+    /// Adjacent, but the request would exceed max_segments.
+    TooManySegments,
+}
+
+/// How many requests a task's plug holds before it is flushed to make room for another
+/// (BLK_MAX_REQUEST_COUNT: 16 in 3.x, 32 in 6.x).
+pub const BLK_MAX_REQUEST_COUNT_3X: usize = 16;
+pub const BLK_MAX_REQUEST_COUNT_6X: usize = 32;
+/// 6.x blk_add_rq_to_plug: a plug whose last request reached this size is flushed before it
+/// takes another (BLK_PLUG_FLUSH_SIZE).
+pub const BLK_PLUG_FLUSH_SIZE_SECTORS: u64 = 128 * 1024 / 512;
+
+/// A task's on-stack plug (struct blk_plug, 2.6.39+): requests built from the task's bios that
+/// no queue has seen yet, each with its device, in submission order.
+#[derive(Clone, Debug, Default)]
+pub struct Plug {
+    pub list: Vec<(usize, Request)>,
 }
 
 /// Histogram buckets of request sizes: ≤4K, ≤8K, …, ≤512K, more.
@@ -488,6 +552,12 @@ pub struct BlockDevice {
     batching: u32,
     seq: u64,
     pub congested: [bool; 2],
+    /// Requests of this queue's pool held in tasks' plugs (counted against nr_requests like
+    /// queued ones: the kernel allocates them before plugging).
+    pub plugged: [usize; 2],
+    /// 2.6.32 queue plugging (`BlkPlugPolicy::QueuePlug`): the queue holds its requests back
+    /// until unplugged (blk_plug_device / blk_remove_plug).
+    pub queue_plugged: bool,
     pub stats: DiskStats,
     /// Wait queue of submitters waiting for a free request (get_request_wait).
     pub rq_wait: usize,
@@ -521,6 +591,8 @@ impl BlockDevice {
             batching: 0,
             seq: 0,
             congested: [false; 2],
+            plugged: [0; 2],
+            queue_plugged: false,
             stats: DiskStats::default(),
             rq_wait: usize::MAX,
             congestion_wait: usize::MAX,
@@ -535,7 +607,13 @@ impl BlockDevice {
 
     /// Returns true if a submitter in direction `dir` would have to wait for a request.
     pub fn queue_full(&self, dir: Dir) -> bool {
-        self.queued[dir as usize].len() >= self.model.nr_requests as usize
+        self.allocated(dir as usize) >= self.model.nr_requests as usize
+    }
+
+    /// Requests of the pool in use in direction `d`: queued or held in a plug (rl->count,
+    /// less the request in flight, which the model does not count).
+    fn allocated(&self, d: usize) -> usize {
+        self.queued[d].len() + self.plugged[d]
     }
 
     /// bdi_write_congested / bdi_read_congested.
@@ -551,71 +629,136 @@ impl BlockDevice {
         self.model.nr_requests as usize * 13 / 16
     }
 
-    /// Queues a bio at time `now`: merges it at the back of a queued request of the same
-    /// direction whose last sector it follows, or (deadline) at the front of one it ends
-    /// against, when the result fits max_sectors and max_segments; then merges the grown
-    /// request with its sector neighbour if they now touch. Returns true if the device is idle
-    /// and must be kicked (the caller schedules the dispatch).
+    /// Whether `bio` may join request `rq` at its back (or front): the request ends where the
+    /// bio starts (starts where it ends), in the same direction and direct I/O, and together
+    /// they stay within max_sectors and max_segments (ll_back_merge_fn / ll_front_merge_fn,
+    /// 2.6.32–3.x: the bio's segments are added without crediting a join).
+    fn bio_merge_check(&self, rq: &Request, bio: &Bio, back: bool) -> BioMerge {
+        let adjacent = if back { rq.end() == bio.sector } else { rq.sector == bio.end() };
+        if rq.dir != bio.dir || rq.dio != bio.dio || !adjacent {
+            return BioMerge::NotAdjacent;
+        }
+        if rq.nr_sectors + bio.pages.len() as u64 * SECTORS_PER_PAGE > u64::from(self.model.max_sectors_kb) * 2 {
+            return BioMerge::TooLarge;
+        }
+        if rq.nr_phys_segments + bio.segments > self.model.max_segments {
+            return BioMerge::TooManySegments;
+        }
+        BioMerge::Fits
+    }
+
+    /// Queues a bio at time `now`: merges it into a queued request (`queue_merge`) or makes a
+    /// new request of it. Returns true if the device is idle and must be kicked (the caller
+    /// schedules the dispatch).
     pub fn submit_bio(&mut self, bio: Bio, now: u64) -> bool {
+        if let Err(bio) = self.queue_merge(bio) {
+            self.add_request(Request::from_bio(bio), now);
+        }
+        self.in_flight.is_none()
+    }
+
+    /// elv_merge and bio_attempt_back_merge / bio_attempt_front_merge: the bio joins the back
+    /// of a queued request of its direction whose last sector it follows, or (deadline) the
+    /// front of one it ends against, when the result fits max_sectors and max_segments; the
+    /// grown request then merges with its sector neighbour if they now touch. Gives the bio
+    /// back if no request took it.
+    pub fn queue_merge(&mut self, bio: Bio) -> Result<(), Bio> {
         let d = bio.dir as usize;
-        let max = u64::from(self.model.max_sectors_kb) * 2;
-        let max_segs = self.model.max_segments;
-        let n = bio.pages.len() as u64 * SECTORS_PER_PAGE;
         let front_merges = self.model.scheduler == Scheduler::Deadline;
         let mut refused = false;
-        let mut merged = None;
         for back in [true, false] {
             if !back && !front_merges {
                 break;
             }
-            let hit = self.queued[d].iter().rposition(|r| r.dio == bio.dio && if back { r.end() == bio.sector } else { r.sector == bio.end() });
+            let hit = self.queued[d].iter().rposition(|r| self.bio_merge_check(r, &bio, back) != BioMerge::NotAdjacent);
             let Some(i) = hit else { continue };
-            let r = &self.queued[d][i];
-            if r.nr_sectors + n > max {
-                continue;
+            match self.bio_merge_check(&self.queued[d][i], &bio, back) {
+                BioMerge::Fits => {}
+                BioMerge::TooManySegments => {
+                    refused = true;
+                    continue;
+                }
+                _ => continue,
             }
-            if r.nr_phys_segments + bio.segments > max_segs {
-                refused = true;
-                continue;
-            }
-            let rq = &mut self.queued[d][i];
-            rq.nr_sectors += n;
-            rq.nr_bios += 1;
-            rq.nr_phys_segments += bio.segments;
-            if back {
-                rq.pages.extend_from_slice(&bio.pages);
-            } else {
-                rq.sector = bio.sector;
-                rq.pages.splice(0..0, bio.pages.iter().copied());
-            }
+            self.queued[d][i].add_bio(&bio, back);
             self.stats.merges[d] += 1;
-            merged = Some((i, back));
-            break;
+            self.attempt_merge(d, i, back);
+            return Ok(());
         }
-        match merged {
-            Some((i, back)) => self.attempt_merge(d, i, back),
-            None => {
-                if refused {
-                    self.stats.merge_refused_segments += 1;
-                }
-                self.seq += 1;
-                self.queued[d].push_back(Request {
-                    dir: bio.dir,
-                    sector: bio.sector,
-                    nr_sectors: n,
-                    nr_phys_segments: bio.segments,
-                    pages: bio.pages,
-                    nr_bios: 1,
-                    dio: bio.dio,
-                    seq: self.seq,
-                    fifo_time: now + EXPIRE_NS[d],
-                });
-                if self.queued[d].len() >= self.congestion_on() {
-                    self.congested[d] = true;
-                }
+        if refused {
+            self.stats.merge_refused_segments += 1;
+        }
+        Err(bio)
+    }
+
+    /// attempt_plug_merge for one plugged request of this queue: the bio joins it at its back
+    /// or its front if the limits allow (elv_try_merge, bio_attempt_back_merge /
+    /// bio_attempt_front_merge). Counted as a merge, as the kernel's diskstats do.
+    pub fn plug_merge(&mut self, rq: &mut Request, bio: &Bio) -> bool {
+        for back in [true, false] {
+            if self.bio_merge_check(rq, bio, back) == BioMerge::Fits {
+                rq.add_bio(bio, back);
+                self.stats.merges[bio.dir as usize] += 1;
+                return true;
             }
+        }
+        false
+    }
+
+    /// Takes a request for a task's plug from the pool (get_request); the caller keeps it.
+    pub fn plug_request(&mut self, bio: Bio) -> Request {
+        let d = bio.dir as usize;
+        self.plugged[d] += 1;
+        self.set_congestion(d);
+        Request::from_bio(bio)
+    }
+
+    /// Inserts a request from a task's plug at time `now` (blk_flush_plug_list with
+    /// ELEVATOR_INSERT_SORT_MERGE): it joins the back of a queued request that ends where it
+    /// starts if the two fit the queue's limits together (elv_attempt_insert_merge →
+    /// attempt_merge), else it is queued. Returns true if the device is idle and must be kicked.
+    pub fn insert_request(&mut self, rq: Request, now: u64) -> bool {
+        let d = rq.dir as usize;
+        self.plugged[d] -= 1;
+        let hit = self.queued[d].iter().rposition(|q| q.end() == rq.sector && q.dio == rq.dio);
+        match hit.filter(|&i| self.requests_fit(&self.queued[d][i], &rq).is_some()) {
+            Some(i) => {
+                let segs = self.requests_fit(&self.queued[d][i], &rq).expect("checked");
+                let q = &mut self.queued[d][i];
+                q.nr_sectors += rq.nr_sectors;
+                q.nr_bios += rq.nr_bios;
+                q.nr_phys_segments = segs;
+                q.pages.extend_from_slice(&rq.pages);
+                self.stats.merges[d] += 1;
+            }
+            None => self.add_request(rq, now),
         }
         self.in_flight.is_none()
+    }
+
+    /// ll_merge_requests_fn: the segments of `a` followed by `b` if they fit max_sectors and
+    /// max_segments together (a physically contiguous join counts once).
+    fn requests_fit(&self, a: &Request, b: &Request) -> Option<u32> {
+        let join = self.model.phys_mergeable(*a.pages.last().expect("pages"), b.pages[0], 0);
+        let segs = a.nr_phys_segments + b.nr_phys_segments - u32::from(join);
+        (a.nr_sectors + b.nr_sectors <= u64::from(self.model.max_sectors_kb) * 2 && segs <= self.model.max_segments).then_some(segs)
+    }
+
+    /// Queues a new request (elv_add_request): the scheduler's FIFO deadline starts now.
+    fn add_request(&mut self, mut rq: Request, now: u64) {
+        let d = rq.dir as usize;
+        self.seq += 1;
+        rq.seq = self.seq;
+        rq.fifo_time = now + EXPIRE_NS[d];
+        self.queued[d].push_back(rq);
+        self.set_congestion(d);
+    }
+
+    /// blk_set_queue_congested when the pool's use reaches the congestion-on mark.
+    fn set_congestion(&mut self, d: usize) {
+        if self.allocated(d) >= self.congestion_on() {
+            self.congested[d] = true;
+        }
     }
 
     /// attempt_back_merge / attempt_front_merge: request `i` of direction `d` grew at its back
@@ -631,12 +774,7 @@ impl BlockDevice {
         };
         let Some(j) = other else { return };
         let (first, second) = if back { (i, j) } else { (j, i) };
-        let (a, b) = (&self.queued[d][first], &self.queued[d][second]);
-        let join = self.model.phys_mergeable(*a.pages.last().expect("pages"), b.pages[0], 0);
-        let segs = a.nr_phys_segments + b.nr_phys_segments - u32::from(join);
-        if a.nr_sectors + b.nr_sectors > u64::from(self.model.max_sectors_kb) * 2 || segs > self.model.max_segments {
-            return;
-        }
+        let Some(segs) = self.requests_fit(&self.queued[d][first], &self.queued[d][second]) else { return };
         let b = self.queued[d].remove(second).expect("queued");
         let first = if second < first { first - 1 } else { first };
         let older = (b.fifo_time, b.seq) < (self.queued[d][first].fifo_time, self.queued[d][first].seq);
@@ -719,12 +857,12 @@ impl BlockDevice {
     /// `host_free_at` is when the shared host path (see `host_bandwidth`) is next free; a
     /// transfer waits for it and then holds it for bytes / host_bandwidth.
     pub fn dispatch(&mut self, now: u64, host_free_at: &mut u64) -> Option<u64> {
-        if self.in_flight.is_some() {
+        if self.in_flight.is_some() || self.queue_plugged {
             return None;
         }
         let rq = self.pick(now)?;
         let d = rq.dir as usize;
-        if self.queued[d].len() < self.congestion_off() {
+        if self.allocated(d) < self.congestion_off() {
             self.congested[d] = false;
         }
         // blk_rq_map_sg: the scatterlist joins adjacent pages across bio boundaries too.

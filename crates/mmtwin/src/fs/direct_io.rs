@@ -4,7 +4,7 @@
 //! segments; the caller sleeps until every bio of the call has completed.
 
 use super::Ino;
-use crate::block::{Bio, Dir};
+use crate::block::{Bio, Dir, PlugSite};
 use crate::mm::page_alloc::Mm;
 use crate::mm::Pfn;
 
@@ -34,6 +34,7 @@ impl Mm {
     pub fn direct_io_read(&mut self, id: u32, ino: Ino, index: u32, buf: &[Pfn]) -> u32 {
         let dev = self.sbs[self.inode(ino).sb].dev;
         let size = self.inode(ino).size_pages;
+        let plugged = self.blk_start_plug(PlugSite::DirectIo);
         let mut bio: Option<Bio> = None;
         let mut n = 0;
         for (i, &pfn) in buf.iter().enumerate() {
@@ -59,6 +60,7 @@ impl Mm {
         if let Some(b) = bio.take() {
             self.submit_bio(dev, b);
         }
+        self.blk_finish_plug(plugged);
         n
     }
 

@@ -11,7 +11,7 @@
 use std::collections::VecDeque;
 
 use super::{Ino, I_DIRTY_PAGES, I_SYNC};
-use crate::block::{Bio, Dir, SECTORS_PER_PAGE};
+use crate::block::{Bio, Dir, PlugSite};
 use crate::mm::mm_types::*;
 use crate::mm::page_alloc::Mm;
 use crate::sim::{After, Step, Task, TaskCx};
@@ -54,61 +54,6 @@ pub struct WbWork {
 }
 
 impl Mm {
-    /// Submits a bio to device `dev` (submit_bio → generic_make_request), counting pgpgin /
-    /// pgpgout in KiB, and starts the device if it is idle.
-    pub fn submit_bio(&mut self, dev: usize, bio: Bio) {
-        let kib = bio.pages.len() as u64 * SECTORS_PER_PAGE / 2;
-        let item = if bio.dir == Dir::Write { crate::mm::vmstat::VmStat::Pgpgout } else { crate::mm::vmstat::VmStat::Pgpgin };
-        self.events.count(item, kib);
-        self.cost_ns += self.costs.submit_bio_ns;
-        if self.bdevs[dev].submit_bio(bio, self.now_ns) {
-            self.blk_kick(dev);
-        }
-    }
-
-    /// Starts the next request on an idle device.
-    pub fn blk_kick(&mut self, dev: usize) {
-        if let Some(t) = self.bdevs[dev].dispatch(self.now_ns, &mut self.host_free_at) {
-            self.io_timers.push((t, dev));
-        }
-    }
-
-    /// A device finished its request: completes every page (reads become uptodate and are
-    /// unlocked, writes end their writeback), wakes waiters for requests and congestion, and
-    /// starts the next request.
-    pub fn blk_complete(&mut self, dev: usize) {
-        let rq = self.bdevs[dev].complete();
-        if rq.dio != 0 {
-            self.dio_complete(rq.dio, rq.pages.len() as u32);
-        }
-        for &pfn in rq.pages.iter().filter(|_| rq.dio == 0) {
-            match rq.dir {
-                Dir::Read => {
-                    let p = &mut self.pages[pfn as usize];
-                    p.flags |= PG_UPTODATE;
-                    p.flags &= !PG_LOCKED;
-                    self.wake_up_page(pfn);
-                }
-                Dir::Write => {
-                    if self.pages[pfn as usize].flags & PG_SWAPBACKED != 0 {
-                        self.end_swap_writeback(pfn, dev);
-                    } else {
-                        self.end_page_writeback(pfn, dev);
-                    }
-                }
-            }
-        }
-        self.blk_kick(dev);
-        let d = &self.bdevs[dev];
-        let (full, congested, rq_wait, cwait) = (d.queue_full(rq.dir), d.is_congested(Dir::Write), d.rq_wait, d.congestion_wait);
-        if !full {
-            self.wake_up(rq_wait);
-        }
-        if !congested {
-            self.wake_up(cwait);
-        }
-    }
-
     /// Returns true if the device's flusher has work queued or running (writeback_in_progress).
     pub fn writeback_in_progress(&self, dev: usize) -> bool {
         self.flusher_busy[dev] || !self.bdi_work[dev].is_empty()
@@ -175,6 +120,8 @@ impl Mm {
             let more = nr_to_write as usize - indexes.len();
             indexes.extend(self.mapping(mapping).dirty.range(..start).copied().take(more));
         }
+        let own_writepages = self.sbs[sb].fs_type == super::FsType::Ext4;
+        let plugged = self.blk_start_plug(PlugSite::Writepages { own_writepages });
         let mut written = 0u64;
         let mut blocked = false;
         let mut bio: Option<Bio> = None;
@@ -214,6 +161,7 @@ impl Mm {
         if let Some(b) = bio.take() {
             self.submit_bio(dev, b);
         }
+        self.blk_finish_plug(plugged);
         let still_dirty = !self.mapping(mapping).dirty.is_empty();
         let key = self.sbs[sb].next_key();
         let i = self.inode_mut(ino);

@@ -30,7 +30,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{FsType, Ino};
-use crate::block::{Bio, Dir, SECTORS_PER_PAGE};
+use crate::block::{Bio, Dir, PlugSite, SECTORS_PER_PAGE};
 use crate::mm::mm_types::{PG_DIRTY, PG_LOCKED, PG_WRITEBACK};
 use crate::mm::page_alloc::Mm;
 use crate::mm::Pfn;
@@ -135,6 +135,9 @@ impl FsType {
         }
     }
 }
+
+/// Buffers the checkpoint writes under one plug (NR_BATCH in fs/jbd/checkpoint.c).
+const CHECKPOINT_BATCH: usize = 64;
 
 /// A transaction's contents.
 #[derive(Clone, Debug, Default)]
@@ -261,11 +264,12 @@ impl Mm {
     }
 
     /// Submits writes of file system blocks `blocks` (sorted) of superblock `sb`, adjacent
-    /// blocks in one bio, counted on I/O context `io`. Metadata buffers are not page cache
-    /// pages: the bios carry no page the completion must end (like direct I/O), and each block
-    /// is its own segment.
+    /// blocks in one bio, counted on I/O context `io`, under one plug. Metadata buffers are not
+    /// page cache pages: the bios carry no page the completion must end (like direct I/O), and
+    /// each block is its own segment.
     fn jbd_write_blocks(&mut self, sb: usize, blocks: &[u64], io: u32) {
         let (dev, start) = (self.sbs[sb].dev, self.sbs[sb].start_sector);
+        let plugged = self.blk_start_plug(PlugSite::Journal);
         let mut bio: Option<Bio> = None;
         for (n, &b) in blocks.iter().enumerate() {
             let sector = start + b * SECTORS_PER_PAGE;
@@ -283,6 +287,7 @@ impl Mm {
         if let Some(x) = bio.take() {
             self.submit_bio(dev, x);
         }
+        self.blk_finish_plug(plugged);
     }
 
     /// journal_submit_data_buffers for one inode: submits its pages `indexes` (in descending
@@ -369,7 +374,10 @@ impl Mm {
         }
         let (sb, io) = (jr.sb, jr.ckpt_io);
         if !blocks.is_empty() {
-            self.jbd_write_blocks(sb, &blocks, io);
+            // __flush_batch: NR_BATCH buffers per plug.
+            for batch in blocks.chunks(CHECKPOINT_BATCH) {
+                self.jbd_write_blocks(sb, batch, io);
+            }
             let dev = self.sbs[sb].dev;
             self.bdevs[dev].stats.checkpoint_blocks += blocks.len() as u64;
         }
@@ -466,11 +474,15 @@ impl Task for Kjournald {
                 step(After::Continue)
             }
             Commit::Data { mut inodes, mut waits, meta } => {
+                // journal_submit_data_buffers runs under the commit's plug, flushed before the
+                // thread sleeps for a request.
+                let plugged = mm.blk_start_plug(PlugSite::Journal);
                 while let Some((ino, indexes)) = inodes.last_mut() {
                     let ino = *ino;
                     if mm.inodes.get(ino as usize).is_some_and(|i| i.is_some()) && !indexes.is_empty() {
                         let dev = mm.sbs[mm.inode(ino).sb].dev;
                         if !mm.jbd_submit_inode_data(ino, indexes, &mut waits) {
+                            mm.blk_finish_plug(plugged);
                             let rq = mm.bdevs[dev].rq_wait;
                             self.state = Commit::Data { inodes, waits, meta };
                             return step(After::Wait(rq));
@@ -478,6 +490,7 @@ impl Task for Kjournald {
                     }
                     inodes.pop();
                 }
+                mm.blk_finish_plug(plugged);
                 while let Some(&(pfn, mapping, index)) = waits.last() {
                     let p = &mm.pages[pfn as usize];
                     if p.flags & PG_WRITEBACK != 0 && p.mapping == mapping && p.index == index {

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::gfp::Gfp;
 use super::page_writeback::DirtyThrottle;
 use super::vmstat::VmStat;
-use crate::block::{Bio, Dir};
+use crate::block::{Bio, Dir, PlugSite};
 use crate::fs::Ino;
 
 use super::mm_types::*;
@@ -165,7 +165,10 @@ impl Mm {
         i.size_pages = i.size_pages.max(u64::from(index) + 1);
         self.jbd_write_end(ino);
         let dev = self.sbs[self.inode(ino).sb].dev;
+        // generic_file_aio_write plugs the whole call, the writer's own writeback included.
+        let plugged = self.blk_start_plug(PlugSite::Write);
         self.balance_dirty_pages_ratelimited(t, dev, newly, cpu);
+        self.blk_finish_plug(plugged);
         PageIo::Done
     }
 
@@ -286,6 +289,7 @@ impl Mm {
             super::policy::ReadaheadGfp::Cold => self.mapping_gfp_mask().with(Gfp::COLD),
             super::policy::ReadaheadGfp::ColdNoretry => self.mapping_gfp_mask().with(Gfp::COLD).with(Gfp::NORETRY).with(Gfp::NOWARN),
         };
+        let plugged = self.blk_start_plug(PlugSite::Readahead);
         let mut bio: Option<Bio> = None;
         for i in 0..nr {
             let index = start + i;
@@ -321,6 +325,7 @@ impl Mm {
         if let Some(b) = bio.take() {
             self.submit_bio(dev, b);
         }
+        self.blk_finish_plug(plugged);
     }
 
     // ------------------------------------------------------------------------------------------

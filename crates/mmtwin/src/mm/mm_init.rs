@@ -226,6 +226,8 @@ impl Mm {
             congestion_wait_ns: [0; 3],
             wakeups: Vec::new(),
             io_timers: Vec::new(),
+            unplug_timers: Vec::new(),
+            plug: None,
             bdevs: Vec::new(),
             dios: Vec::new(),
             journals: Vec::new(),

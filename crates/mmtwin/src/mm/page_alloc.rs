@@ -66,6 +66,10 @@ pub struct Mm {
     pub wakeups: Vec<usize>,
     /// Block device completions to schedule: (time, device).
     pub io_timers: Vec<(u64, usize)>,
+    /// 2.6.32 queue unplug timers to schedule: (time, device).
+    pub unplug_timers: Vec<(u64, usize)>,
+    /// The current task's block plug (current->plug), while a plugging call runs.
+    pub plug: Option<crate::block::Plug>,
     /// Block devices.
     pub bdevs: Vec<crate::block::BlockDevice>,
     /// When the disks' shared host path is next free (DeviceModel::host_bandwidth), ns.

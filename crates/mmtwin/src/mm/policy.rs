@@ -239,6 +239,34 @@ pub enum LruOwner {
     PerNode,
 }
 
+/// How the block layer holds a submitter's I/O back so that adjacent bios become one request
+/// before the device starts on them (plugging).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BlkPlugPolicy {
+    /// 2.6.32 queue plugging (blk_plug_device, read from 2.6.32 block/blk-core.c and
+    /// elevator.c): a request that finds its queue empty plugs the queue, which holds back
+    /// dispatch until 4 requests are queued (unplug_thresh), 3 ms have passed (unplug_delay),
+    /// a request of the device completes (__blk_run_queue) or a task waits for the I/O
+    /// (sync_page / sync_buffer, which a reader, a direct I/O and a journal commit always do).
+    QueuePlug,
+    /// 2.6.39–4.x on-stack plugging (blk_start_plug, read from 3.1): generic_writepages (ext2,
+    /// ext3, xfs; not ext4's own writepages), write() (generic_file_aio_write: the writer's own
+    /// writeback in balance_dirty_pages), the journal's commit and checkpoint batches,
+    /// readahead and direct I/O collect their requests in the task's plug, merging each bio
+    /// into any plugged request it touches; the plug is flushed into the queue, each request
+    /// joining the back of a queued one that ends where it starts (ELEVATOR_INSERT_SORT_MERGE),
+    /// when the plugging call ends, before the task sleeps, and before a 17th request
+    /// (BLK_MAX_REQUEST_COUNT 16).
+    TaskPlug,
+    /// 5.x–6.x blk-mq plugging (read from 6.12): the flusher's whole writeback work
+    /// (wb_writeback), readahead, direct I/O, reclaim's pageout (shrink_lruvec), swap
+    /// readahead and the jbd2 commit plug; a bio tries only the latest plugged request of its
+    /// queue; the plug is flushed before a 33rd request (BLK_MAX_REQUEST_COUNT 32) or once its
+    /// last request reached 128 KiB (BLK_PLUG_FLUSH_SIZE).
+    MqPlug,
+}
+
 /// The memory manager's era policies, resolved (every field set).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -260,6 +288,7 @@ pub struct MmPolicy {
     pub readahead_gfp: ReadaheadGfp,
     pub scan_batch: ScanBatch,
     pub lowmem_reserve: LowmemReserve,
+    pub blk_plug: BlkPlugPolicy,
     /// buddy_merge_likely (both eras): free a block to the list tail when its parent's buddy is
     /// free, so it stays free long enough to merge.
     pub merge_tail_heuristic: bool,
@@ -285,6 +314,7 @@ impl MmPolicy {
         readahead_gfp: ReadaheadGfp::ColdNoretry,
         scan_batch: ScanBatch::ForceScan,
         lowmem_reserve: LowmemReserve::KeepEmpty,
+        blk_plug: BlkPlugPolicy::TaskPlug,
         merge_tail_heuristic: true,
     };
 
@@ -292,13 +322,15 @@ impl MmPolicy {
     /// without what arrived in 2.6.33–3.0 that this model distinguishes — congestion_wait
     /// instead of wait_iff_congested, no pcp drain after order-0 direct reclaim, readahead
     /// without __GFP_NORETRY, no buddy tail-merge heuristic (6dda9d55bf54, 2.6.35), scan
-    /// shares saved up to a batch (nr_saved_scan, until 2.6.39). It includes e084b2d95e48
+    /// shares saved up to a batch (nr_saved_scan, until 2.6.39), queue plugging (per-task
+    /// plugs came in 2.6.39). It includes e084b2d95e48
     /// (2.6.31), so cold refills keep PFN order.
     pub const LINUX_2_6_32: MmPolicy = MmPolicy {
         reclaim_wait: ReclaimWait::CongestionWait,
         scan_batch: ScanBatch::SavedScan,
         reclaim_drain: ReclaimDrain::HighOrderOnly,
         readahead_gfp: ReadaheadGfp::Cold,
+        blk_plug: BlkPlugPolicy::QueuePlug,
         merge_tail_heuristic: false,
         ..MmPolicy::LINUX_3_0
     };
@@ -322,6 +354,7 @@ impl MmPolicy {
         readahead_gfp: ReadaheadGfp::ColdNoretry,
         scan_batch: ScanBatch::ForceScan,
         lowmem_reserve: LowmemReserve::ClearEmpty,
+        blk_plug: BlkPlugPolicy::MqPlug,
         merge_tail_heuristic: true,
     };
 

@@ -79,10 +79,9 @@ impl Mm {
     }
 
     /// read_swap_cache_async: the page of `slot`, from the cache or newly allocated, added to
-    /// the cache and the inactive anon list and read (locked until the read completes). The
-    /// read is submitted at once, or collected in `plug` to be submitted together.
+    /// the cache and the inactive anon list and read (locked until the read completes).
     /// None if the slot was freed meanwhile or no page could be had.
-    pub fn read_swap_cache_async(&mut self, slot: u32, cpu: usize, plug: Option<&mut Vec<(u32, Pfn)>>) -> Option<Pfn> {
+    pub fn read_swap_cache_async(&mut self, slot: u32, cpu: usize) -> Option<Pfn> {
         if let Some(pfn) = self.lookup_swap_cache(slot) {
             return Some(pfn);
         }
@@ -104,18 +103,18 @@ impl Mm {
         self.add_to_swap_cache(pfn, slot);
         self.lru_cache_add(pfn, false);
         self.events.count(VmStat::Pswpin, 1);
-        match plug {
-            Some(plug) => plug.push((slot, pfn)),
-            None => self.swap_readpages(&[(slot, pfn)]),
-        }
+        // swap_readpage: a one-page bio.
+        let si = self.swap.as_ref().expect("swap area");
+        let (dev, sector) = (si.bdev, si.slot_sector(slot));
+        self.submit_bio(dev, Bio::new(Dir::Read, sector, pfn));
         Some(pfn)
     }
 
     /// swapin_readahead: reads the allocated slots next to `slot` within its aligned cluster
     /// of 2^page_cluster (3.x valid_swaphandles: the contiguous run of slots in use around
-    /// it), lowest first, the faulting one among them. 6.x plugs the reads (blk_start_plug)
-    /// so they reach the queue as one; 3.x submits each at once, so the first goes straight
-    /// to an idle disk and the rest merge behind it.
+    /// it), lowest first, the faulting one among them. 6.x plugs the reads (blk_start_plug in
+    /// swap_cluster_readahead), so they reach the queue merged; 3.x submits each at once, so
+    /// the first goes straight to an idle disk and the rest merge behind it.
     pub fn swapin_readahead(&mut self, slot: u32, cpu: usize) -> Option<Pfn> {
         let cluster = 1u32 << self.sysctl.page_cluster;
         let si = self.swap.as_ref()?;
@@ -129,33 +128,14 @@ impl Mm {
         while hi < end && si.swap_map[hi as usize] != 0 {
             hi += 1;
         }
-        let mut plug = (self.era == super::vmstat::Era::Linux6).then(Vec::new);
+        let plugged = self.blk_start_plug(crate::block::PlugSite::SwapReadahead);
         for s in lo..hi {
-            if self.read_swap_cache_async(s, cpu, plug.as_mut()).is_none() {
+            if self.read_swap_cache_async(s, cpu).is_none() {
                 break;
             }
         }
-        if let Some(p) = plug.take() {
-            self.swap_readpages(&p);
-        }
-        self.read_swap_cache_async(slot, cpu, None)
-    }
-
-    /// swap_readpage for a run of slots: one bio per run of consecutive slots.
-    fn swap_readpages(&mut self, reads: &[(u32, Pfn)]) {
-        let si = self.swap.as_ref().expect("swap area");
-        let dev = si.bdev;
-        let q = &self.bdevs[dev].model;
-        let mut bios: Vec<Bio> = Vec::new();
-        for &(slot, pfn) in reads {
-            let sector = si.slot_sector(slot);
-            if !bios.last_mut().is_some_and(|b| b.add_page(q, sector, pfn)) {
-                bios.push(Bio::new(Dir::Read, sector, pfn));
-            }
-        }
-        for b in bios {
-            self.submit_bio(dev, b);
-        }
+        self.blk_finish_plug(plugged);
+        self.read_swap_cache_async(slot, cpu)
     }
 
     /// swap_writepage: writes a dirty swap cache page to its slot; the page is under writeback

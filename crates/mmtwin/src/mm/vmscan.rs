@@ -721,6 +721,7 @@ impl Mm {
     /// reclaimed; then ages the anon list if it is out of balance.
     pub fn shrink_lruvec(&mut self, lv: usize, sc: &mut ScanControl) {
         let mut nr = self.get_scan_count(lv, sc);
+        let plugged = self.blk_start_plug(crate::block::PlugSite::Reclaim);
         let mut reclaimed = 0;
         let lists = [(false, false), (false, true), (true, false), (true, true)]; // (file, active)
         while nr[0] > 0 || nr[2] > 0 || nr[3] > 0 {
@@ -749,6 +750,7 @@ impl Mm {
                 break;
             }
         }
+        self.blk_finish_plug(plugged);
         sc.nr_reclaimed += reclaimed;
         // 6.x shrink_node: progress on a node revives a kswapd that gave up on it.
         if reclaimed > 0 && self.policy.lru_owner == LruOwner::PerNode {

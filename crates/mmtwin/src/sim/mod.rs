@@ -146,6 +146,8 @@ enum Event {
     Timeout(TaskId, u64),
     /// A block device finished its request in flight.
     IoDone(usize),
+    /// A plugged queue's unplug timer (2.6.32).
+    Unplug(usize),
     /// Take a vmstat sample.
     Sample,
     /// Record the /proc dumps.
@@ -320,6 +322,11 @@ impl Sim {
                     self.mm.take_cost();
                     self.flush_mm_requests(self.now, None);
                 }
+                Event::Unplug(dev) => {
+                    self.mm.now_ns = self.now;
+                    self.mm.blk_unplug_timeout(dev);
+                    self.flush_mm_requests(self.now, None);
+                }
                 Event::Dump => self.dump(),
                 Event::Sample => {
                     self.sample();
@@ -467,6 +474,7 @@ impl Sim {
             let mut cx = TaskCx { now: self.now, cpu, tid, mm: &mut self.mm, rng: &mut self.rng, timed_out };
             self.tasks[tid].task.step(&mut cx)
         };
+        debug_assert!(self.mm.plug.is_none(), "{} ended a step with its block plug still open", self.tasks[tid].task.name());
         // Sleeps the step asked for inside the kernel (congestion_wait, dirty throttling) follow
         // its CPU time.
         let debt = std::mem::take(&mut self.mm.sleep_ns);
@@ -505,6 +513,9 @@ impl Sim {
         }
         while let Some((t, dev)) = self.mm.io_timers.pop() {
             self.queue.push(t, Event::IoDone(dev));
+        }
+        while let Some((t, dev)) = self.mm.unplug_timers.pop() {
+            self.queue.push(t, Event::Unplug(dev));
         }
         while let Some(nid) = self.mm.kswapd_wakeups.pop() {
             let k = self.kswapd[nid];

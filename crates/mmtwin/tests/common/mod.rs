@@ -26,12 +26,25 @@ pub fn boot(profile: &str, nodes: usize, cpus: usize, mem: &str, extra_kernel: &
     Mm::boot(&config(profile, nodes, cpus, mem, extra_kernel))
 }
 
-/// Completes every request the devices have in flight or queued, in time order.
+/// Completes every request the devices have in flight or queued, in time order (2.6.32
+/// queues held by a plug are unplugged when their timer fires).
 pub fn run_io(mm: &mut Mm) {
-    while let Some(i) = (0..mm.io_timers.len()).min_by_key(|&i| mm.io_timers[i]) {
-        let (t, dev) = mm.io_timers.swap_remove(i);
-        mm.now_ns = t;
-        mm.blk_complete(dev);
+    loop {
+        let io = (0..mm.io_timers.len()).min_by_key(|&i| mm.io_timers[i]).map(|i| (mm.io_timers[i], i));
+        let unplug = (0..mm.unplug_timers.len()).min_by_key(|&i| mm.unplug_timers[i]).map(|i| (mm.unplug_timers[i], i));
+        match (io, unplug) {
+            (Some(((t, _), i)), u) if u.is_none_or(|((tu, _), _)| t <= tu) => {
+                let (t, dev) = mm.io_timers.swap_remove(i);
+                mm.now_ns = t;
+                mm.blk_complete(dev);
+            }
+            (_, Some((_, i))) => {
+                let (t, dev) = mm.unplug_timers.swap_remove(i);
+                mm.now_ns = mm.now_ns.max(t);
+                mm.blk_unplug_timeout(dev);
+            }
+            _ => break,
+        }
     }
 }
 
