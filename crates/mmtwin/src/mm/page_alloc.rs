@@ -56,7 +56,8 @@ pub struct Mm {
     /// Address space ids free for reuse.
     pub free_mappings: Vec<u32>,
     /// Sleep the current task owes after its step (congestion_wait, dirty throttling pauses
-    /// inside the kernel); the engine turns it into a sleep.
+    /// inside the kernel), each already ended at its tick (`schedule_timeout_ns`); the engine
+    /// turns it into a sleep.
     pub sleep_ns: u64,
     /// congestion_wait calls and the time they sleep, by caller (`CongestionSite`): mmtwin's
     /// own "why" figures, the stalls Mel Gorman instrumented in 2010 (pg-Stall, ksd-stall).

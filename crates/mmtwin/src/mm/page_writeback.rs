@@ -54,6 +54,12 @@ pub struct DirtyProportions {
 }
 
 impl Mm {
+    /// How long a kernel timeout of `ns` set now sleeps (schedule_timeout): until the tick
+    /// that ends it in whole jiffies, so up to a jiffy less than `ns`.
+    pub fn schedule_timeout_ns(&self, ns: u64) -> u64 {
+        self.sched.timer_expiry(self.now_ns, ns) - self.now_ns
+    }
+
     // ------------------------------------------------------------------------------------------
     // Dirty bits.
 
@@ -419,7 +425,7 @@ impl Mm {
         }
         if !leave {
             t.pause_ns = if t.pause_ns == 0 { JIFFY_NS } else { (t.pause_ns * 2).min(super::vmscan::HZ_10_NS) };
-            self.sleep_ns += t.pause_ns;
+            self.sleep_ns += self.schedule_timeout_ns(t.pause_ns);
             return;
         }
         // Out of the loop.

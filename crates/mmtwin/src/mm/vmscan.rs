@@ -32,7 +32,7 @@ pub const MAX_RECLAIM_RETRIES: u32 = 16;
 pub const HZ_10_NS: u64 = 100_000_000;
 /// One jiffy at HZ=250 (Debian's and most distributions' kernels): reclaim_throttle's short
 /// timeout.
-pub const JIFFY_NS: u64 = 4_000_000;
+pub use super::page_writeback::JIFFY_NS;
 
 /// Who is reclaiming: decides which counters move and, in places, what may be done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1002,17 +1002,18 @@ impl Mm {
         u64::from(any)
     }
 
-    /// Sleeps the current task until the congested queue clears or `timeout_ns` passes
-    /// (congestion_wait). Called inside the allocator, it becomes a sleep after the step.
-    /// The wait is counted under its caller (`CongestionSite`).
+    /// Sleeps the current task until the congested queue clears or its timeout, `timeout_ns`
+    /// ended at a tick, passes (congestion_wait). Called inside the allocator, it becomes a
+    /// sleep after the step. The wait is counted under its caller (`CongestionSite`).
     pub fn congestion_wait(&mut self, timeout_ns: u64) {
         let now = self.now_ns;
+        let timeout = self.schedule_timeout_ns(timeout_ns);
         let wait = self
             .bdevs
             .iter()
             .filter_map(|d| d.time_until_uncongested(crate::block::Dir::Write, now))
             .min()
-            .map_or(timeout_ns, |t| t.min(timeout_ns));
+            .map_or(timeout, |t| t.min(timeout));
         self.sleep_ns += wait;
         let site = match (self.in_reclaim, self.reclaimer) {
             (false, _) => CongestionSite::Allocator,
@@ -1044,13 +1045,13 @@ impl Mm {
     /// sleep runs its timeout (the early wakeups on progress are not modelled).
     fn direct_reclaim_throttle(&mut self, nid: usize, sc: &ScanControl, scanned: u64, reclaimed: u64) {
         if self.nodes[nid].lruvec_congested && !self.skip_throttle_noprogress(nid) {
-            self.sleep_ns += JIFFY_NS;
+            self.sleep_ns += self.schedule_timeout_ns(JIFFY_NS);
         }
         if reclaimed > scanned >> 3 {
             return;
         }
         if sc.priority == 1 && sc.nr_reclaimed == 0 && !self.skip_throttle_noprogress(nid) {
-            self.sleep_ns += JIFFY_NS;
+            self.sleep_ns += self.schedule_timeout_ns(JIFFY_NS);
         }
     }
 
@@ -1203,7 +1204,8 @@ impl Task for Kswapd {
                 };
                 mm.leave_reclaim(saved);
                 let wait = std::mem::take(&mut mm.sleep_ns);
-                let mut after = if wait > 0 { After::Sleep(wait) } else { After::Continue };
+                // Already ended at its tick (congestion_wait).
+                let mut after = if wait > 0 { After::SleepExact(wait) } else { After::Continue };
                 if let Some(sc) = self.sc.as_mut().filter(|sc| sc.throttle_writeback) {
                     // reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK): HZ/10 at most, ended early
                     // by acct_reclaim_writeback.

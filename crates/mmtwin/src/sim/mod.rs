@@ -34,8 +34,13 @@ pub type WaitQueueId = usize;
 pub enum After {
     /// Stay runnable (other runnable tasks on the CPU go first).
     Continue,
-    /// Sleep for this many ns.
+    /// Sleep for this many ns in the kernel (schedule_timeout and what is built on it:
+    /// congestion_wait, io_schedule_timeout, msleep): the timer wheel wakes the task at the tick
+    /// that ends the timeout rounded up to whole jiffies, so one jiffy early at most.
     Sleep(SimTime),
+    /// Sleep exactly this many ns: user space on a high-resolution timer (nanosleep), or waiting
+    /// for an outside event whose time is known (data arriving from the network).
+    SleepExact(SimTime),
     /// Sleep until woken directly (a kernel thread such as kswapd).
     Block,
     /// Sleep on a wait queue until something wakes it (prepare_to_wait + schedule).
@@ -227,6 +232,8 @@ impl Sim {
             events_processed: 0,
             check_invariants: cfg!(any(debug_assertions, feature = "checkers")),
         };
+        // The timer tick's phase, from its own stream so the run's other draws stay as they were.
+        sim.mm.sched.tick_phase = Rng::new(seed ^ 0x7469_636b_7068_6173).below(JIFFY_NS);
         // The hashed page wait table comes first (ids 0..NR_PAGE_WAITQUEUES), then each block
         // device's request and congestion queues.
         for _ in 0..crate::mm::filemap::NR_PAGE_WAITQUEUES {
@@ -476,12 +483,13 @@ impl Sim {
         };
         debug_assert!(self.mm.plug.is_none(), "{} ended a step with its block plug still open", self.tasks[tid].task.name());
         // Sleeps the step asked for inside the kernel (congestion_wait, dirty throttling) follow
-        // its CPU time.
+        // its CPU time; the memory manager already ended each at its tick.
         let debt = std::mem::take(&mut self.mm.sleep_ns);
         if debt > 0 {
             step.after = match step.after {
-                After::Continue => After::Sleep(debt),
+                After::Continue => After::SleepExact(debt),
                 After::Sleep(ns) => After::Sleep(ns + debt),
+                After::SleepExact(ns) => After::SleepExact(ns + debt),
                 other => other,
             };
         }
@@ -545,7 +553,7 @@ impl Sim {
                 // (check_preempt_wakeup) or a tick during the step finds it past its slice
                 // (check_preempt_tick); then the leftmost task runs, which may be itself.
                 let preempted = std::mem::take(&mut self.mm.sched.need_resched[cpu]);
-                let ticked = step_start / JIFFY_NS != self.now / JIFFY_NS;
+                let ticked = self.mm.sched.jiffies_at(step_start) != self.mm.sched.jiffies_at(self.now);
                 let tick = ticked
                     && self.leftmost(cpu).is_some_and(|i| {
                         let left = self.tasks[self.cpus[cpu].runqueue[i]].vruntime;
@@ -559,11 +567,16 @@ impl Sim {
                 self.tasks[tid].state = TaskState::Runnable;
                 self.enqueue(cpu, tid);
             }
-            After::Sleep(ns) => {
+            After::Sleep(_) | After::SleepExact(_) => {
+                let at = match self.tasks[tid].after {
+                    After::Sleep(ns) => self.mm.sched.timer_expiry(self.now, ns),
+                    After::SleepExact(ns) => self.now + ns,
+                    _ => unreachable!("a sleep"),
+                };
                 let slot = &mut self.tasks[tid];
                 slot.state = TaskState::Sleeping;
                 slot.gen += 1;
-                self.queue.push(self.now + ns, Event::Wake(tid, slot.gen));
+                self.queue.push(at, Event::Wake(tid, slot.gen));
             }
             After::Wait(wq) => {
                 let slot = &mut self.tasks[tid];
@@ -573,11 +586,12 @@ impl Sim {
                 self.kswapd_sleeps(tid);
             }
             After::WaitTimeout(wq, ns) => {
+                let at = self.mm.sched.timer_expiry(self.now, ns);
                 let slot = &mut self.tasks[tid];
                 slot.state = TaskState::Blocked;
                 slot.gen += 1;
                 self.wait_queues[wq].push_back((tid, slot.gen));
-                self.queue.push(self.now + ns, Event::Timeout(tid, slot.gen));
+                self.queue.push(at, Event::Timeout(tid, slot.gen));
                 self.kswapd_sleeps(tid);
             }
             After::Block => {
@@ -632,7 +646,10 @@ mod tests {
     fn sim() -> Sim {
         let text = "[scenario]\nname = \"t\"\n[machine]\nnodes = [{ id = 0, cpus = 3, memory = \"32M\" }]\nboot_reserved = \"1M\"\n[[kernel]]\nname = \"k\"\nprofile = \"linux-6.x\"\n[workload]\ntype = \"anon-churn\"\n";
         let cfg = crate::config::scenario::Scenario::parse(text).unwrap().resolve().remove(0);
-        Sim::new(Mm::boot(&cfg), 1, 1_000_000)
+        let mut s = Sim::new(Mm::boot(&cfg), 1, 1_000_000);
+        // Ticks at whole jiffies from 0, so the scheduling tests can name tick times.
+        s.mm.sched.tick_phase = 0;
+        s
     }
 
     type Log = Rc<RefCell<Vec<(&'static str, SimTime)>>>;
@@ -672,13 +689,34 @@ mod tests {
         let wq = s.new_wait_queue();
         let log: Log = Rc::default();
         let waiter = Scripted { name: "waiter", plan: vec![run(10_000, After::Wait(wq)), run(1, After::Exit)], step: 0, wake: None, log: log.clone() };
-        let waker = Scripted { name: "waker", plan: vec![run(0, After::Sleep(1_000_000)), run(5_000, After::Exit)], step: 0, wake: Some((1, wq)), log: log.clone() };
+        let waker = Scripted { name: "waker", plan: vec![run(0, After::SleepExact(1_000_000)), run(5_000, After::Exit)], step: 0, wake: Some((1, wq)), log: log.clone() };
         s.spawn(Box::new(waiter), 0);
         s.spawn(Box::new(waker), 1);
         s.run(&mut |_| {});
         let l = log.borrow().clone();
         assert_eq!(l, vec![("waiter", 0), ("waker", 0), ("waker", 1_000_000), ("waiter", 1_005_000)]);
         assert_eq!(s.times.user_ns, 10_000 + 5_000 + 1);
+    }
+
+    #[test]
+    fn a_kernel_timeout_ends_at_a_tick_and_a_nanosleep_on_time() {
+        // Ticks 1 ms into every 4 ms jiffy. A task sleeps 10 ms (3 jiffies rounded up) in the
+        // kernel at 6 ms, a second one on an exact timer.
+        let at = |after: After| {
+            let mut s = sim();
+            s.mm.sched.tick_phase = 1_000_000;
+            let log: Log = Rc::default();
+            let t = Scripted { name: "t", plan: vec![run(6_000_000, after), run(1, After::Exit)], step: 0, wake: None, log: log.clone() };
+            s.spawn(Box::new(t), 0);
+            s.run(&mut |_| {});
+            let l = log.borrow().clone();
+            l[1].1
+        };
+        // The last tick was at 5 ms: the timer fires at the third tick after it, 17 ms.
+        assert_eq!(at(After::Sleep(10_000_000)), 17_000_000);
+        assert_eq!(at(After::SleepExact(10_000_000)), 16_000_000);
+        // A one-jiffy timeout set 1 ms after a tick ends at the next tick, 3 ms later.
+        assert_eq!(at(After::Sleep(1)), 9_000_000);
     }
 
     /// Wakes kswapd from a task's step (as wakeup_kswapd does), with `busy` other CPUs running a
@@ -721,7 +759,7 @@ mod tests {
     fn sleeper_back_at(b_runs: u64) -> SimTime {
         let mut s = sim();
         let log: Log = Rc::default();
-        let b = Scripted { name: "b", plan: vec![run(b_runs, After::Sleep(3_000_000 - b_runs)), run(1_000, After::Exit)], step: 0, wake: None, log: log.clone() };
+        let b = Scripted { name: "b", plan: vec![run(b_runs, After::SleepExact(3_000_000 - b_runs)), run(1_000, After::Exit)], step: 0, wake: None, log: log.clone() };
         let mut plan = vec![run(1_000_000, After::Continue); 20];
         plan.push(run(1, After::Exit));
         let a = Scripted { name: "a", plan, step: 0, wake: None, log: log.clone() };

@@ -15,6 +15,8 @@
 //! allocation), as a voluntarily preemptible kernel does. Workload tasks stay on the CPUs the
 //! scenario binds them to.
 
+use crate::mm::page_writeback::JIFFY_NS;
+
 /// sysctl_sched_latency, sysctl_sched_min_granularity and sysctl_sched_wakeup_granularity
 /// before scaling (CFS, 2.6.38–6.5).
 pub const SCHED_LATENCY_NS: u64 = 6_000_000;
@@ -87,9 +89,28 @@ pub struct SchedState {
     pub min_vruntime: Vec<u64>,
     /// Per CPU: the vruntime of the running task when its current step began.
     pub curr_vruntime: Vec<u64>,
+    /// Where the timer tick falls within a jiffy: ticks come at tick_phase + k jiffies. The
+    /// machine was up before the run began, so the phase is a matter of chance (drawn from the
+    /// run's seed by the engine).
+    pub tick_phase: u64,
 }
 
 impl SchedState {
+    /// The jiffy count at time `t`.
+    pub fn jiffies_at(&self, t: u64) -> u64 {
+        (t + JIFFY_NS - self.tick_phase) / JIFFY_NS
+    }
+
+    /// When a kernel timeout of `ns` set at `now` expires (schedule_timeout → the timer wheel):
+    /// at the tick that brings jiffies to their value now plus the timeout in whole jiffies,
+    /// rounded up (msecs_to_jiffies), so up to one jiffy short of `ns`.
+    pub fn timer_expiry(&self, now: u64, ns: u64) -> u64 {
+        let n = ns.div_ceil(JIFFY_NS).max(1);
+        // The last tick was this long ago.
+        let since_tick = (now + JIFFY_NS - self.tick_phase) % JIFFY_NS;
+        now + n * JIFFY_NS - since_tick
+    }
+
     pub fn new(nr_cpus: usize, node_cpus: &[Vec<usize>]) -> SchedState {
         SchedState {
             current_cpu: 0,
@@ -102,6 +123,7 @@ impl SchedState {
             kswapd_cpu: node_cpus.iter().map(|c| c.first().copied().unwrap_or(0)).collect(),
             min_vruntime: vec![0; nr_cpus],
             curr_vruntime: vec![0; nr_cpus],
+            tick_phase: 0,
         }
     }
 

@@ -362,10 +362,10 @@ impl Task for AnonChurnTask {
             let class = self.cumulative.iter().position(|&c| pick < c).unwrap();
             let (user, system, failed) = self.fault_region(cx, class);
             // Out of memory: wait for something to expire rather than spin.
-            let after = if failed { After::Sleep(self.next_wakeup(cx.now)) } else { After::Continue };
+            let after = if failed { After::SleepExact(self.next_wakeup(cx.now)) } else { After::Continue };
             return Step { user_ns: user, system_ns: system, after };
         }
-        Step { user_ns: 0, system_ns: 0, after: After::Sleep(self.next_wakeup(cx.now)) }
+        Step { user_ns: 0, system_ns: 0, after: After::SleepExact(self.next_wakeup(cx.now)) }
     }
 }
 

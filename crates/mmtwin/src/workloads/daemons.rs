@@ -109,7 +109,7 @@ impl Task for Daemons {
             }
             Phase::Touch { left, pending, wake_at } => {
                 if cx.now < wake_at {
-                    return Step { user_ns: 0, system_ns: 0, after: After::Sleep(wake_at - cx.now) };
+                    return Step { user_ns: 0, system_ns: 0, after: After::SleepExact(wake_at - cx.now) };
                 }
                 let mut left = left;
                 let mut pending = pending;

@@ -158,7 +158,7 @@ impl Task for LargeddTask {
                 let arrive = u64::from(done_pages) * PAGE_SIZE * 1_000_000_000 / self.spec.download_rate.0;
                 let mut s = step_after(0, &stop);
                 if matches!(s.after, After::Continue) && arrive > 0 {
-                    s.after = After::Sleep(arrive);
+                    s.after = After::SleepExact(arrive);
                 }
                 s
             }
