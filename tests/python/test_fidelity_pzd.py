@@ -4,18 +4,18 @@ Asserted (the seed's findings): with per-zone dirty limits, reclaim meets almost
 pages, so file writes from reclaim fall to near zero on every file system; the 512M runs on
 ext3 and xfs, where those writes are real I/O scattered into the flusher's stream, finish
 sooner by a large factor (the USB key's flash translation layer copies an erase block for
-each write away from its two open ones: the twin's vanilla takes 1.46x (ext3) and 1.65x (xfs)
+each write away from its two open ones: the twin's vanilla takes 1.46x (ext3) and 1.71x (xfs)
 the patched time, the seed's 1.79x and 2.81x; asserted: more than 1.3x), while ext4 (whose
 writepage refuses delalloc pages from reclaim: counted, no I/O) stays about flat; at 4608M
 direct reclaim appears with per-zone limits (a small Normal zone over its dirty limit sends
 page-cache allocations down to DMA32) and the gain disappears on ext3 and ext4. On xfs at
-4608M it does not: there the twin's per-zone limits settle into a run where DMA32 sits
-between its min and low watermarks plus the Normal zone's lowmem reserve, below what the
-allocator accepts but above what wakes kswapd, so direct reclaim does 45% of the scanning
-and kswapd writes half as many scattered file pages; on the flash key that is a 12% gain.
-Which file system lands in that state is a knife-edge: before the block plugging of 2.6.39 was
-modelled (session 15) it was ext3 (+23%) and xfs held. That case is marked as an expected
-failure (strict: it reports when it starts to hold). See EXPERIMENTS.md.
+4608M it does not quite: in some runs the twin's per-zone limits leave DMA32 between its min
+and low watermarks plus the Normal zone's lowmem reserve, below what the allocator accepts but
+above what wakes kswapd, so direct reclaim does kswapd's work and kswapd writes fewer
+scattered file pages; on the flash key that makes the xfs mean 6% faster (the iterations
+spread by 4-6%). Which runs land in that state is a knife-edge (before block plugging and
+the timer tick were modelled in session 15 it was ext3, by 23%). That case is marked as an
+expected failure (strict: it reports when it starts to hold). See EXPERIMENTS.md.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def test_512m_ext4_stays_about_flat(report):
     assert abs(p - v) / v < 0.03
 
 
-NOT_REPRODUCED = pytest.mark.xfail(strict=True, reason="xfs at 4608M: the twin's per-zone limits leave DMA32 below what the allocator accepts but above what wakes kswapd, direct reclaim does 45% of the scanning and kswapd's file writes halve (307 -> 141 a run); the seed's kept them (344 -> 329); see EXPERIMENTS.md")
+NOT_REPRODUCED = pytest.mark.xfail(strict=True, reason="xfs at 4608M: in some runs the twin's per-zone limits leave DMA32 below what the allocator accepts but above what wakes kswapd, direct reclaim does kswapd's work and kswapd's file writes fall (full scenario: 260 -> 170 a run, 6% faster); the seed's kept them (344 -> 329, 3% slower); see EXPERIMENTS.md")
 
 
 @pytest.mark.parametrize("fs", ["ext3", "ext4", pytest.param("xfs", marks=NOT_REPRODUCED)])
