@@ -384,6 +384,24 @@ fn a_2632_queue_plug_holds_writeback_until_four_requests_or_3ms_and_a_read_goes_
     mm.now_ns = 3_000_000;
     mm.blk_unplug_timeout(0);
     assert!(mm.bdevs[0].in_flight.is_some());
+    // A timer of an earlier plugging does not unplug a later one (mod_timer re-arms it).
+    let mut mm = boot_with("nodes = [{ id = 0, cpus = 1, memory = \"256M\" }]", "linux-2.6.32", "");
+    let mut b = dio_write(0, 0, 1);
+    b.dio = 0;
+    mm.submit_bio(0, b);
+    mm.blk_unplug(0);
+    mm.bdevs[0].complete();
+    mm.now_ns = 2_000_000;
+    let mut b = dio_write(0, 100, 1);
+    b.dio = 0;
+    mm.submit_bio(0, b);
+    assert!(mm.bdevs[0].queue_plugged);
+    mm.now_ns = 3_000_000;
+    mm.blk_unplug_timeout(0);
+    assert!(mm.bdevs[0].queue_plugged && mm.bdevs[0].in_flight.is_none(), "the 3 ms timer was the first plugging's");
+    mm.now_ns = 5_000_000;
+    mm.blk_unplug_timeout(0);
+    assert!(mm.bdevs[0].in_flight.is_some());
     // A read's submitter waits for it (sync_page unplugs): it goes at once.
     let mut mm = boot_with("nodes = [{ id = 0, cpus = 1, memory = \"256M\" }]", "linux-2.6.32", "");
     let id = mm.new_dio(usize::MAX);

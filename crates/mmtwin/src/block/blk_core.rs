@@ -165,7 +165,8 @@ impl Mm {
         let d = &mut self.bdevs[dev];
         if d.nr_queued(Dir::Read) + d.nr_queued(Dir::Write) == 0 && !d.queue_plugged {
             d.queue_plugged = true;
-            self.unplug_timers.push((self.now_ns + UNPLUG_DELAY_NS, dev));
+            d.unplug_at = self.now_ns + UNPLUG_DELAY_NS;
+            self.unplug_timers.push((d.unplug_at, dev));
         }
         let d = &mut self.bdevs[dev];
         d.submit_bio(bio, self.now_ns);
@@ -183,9 +184,10 @@ impl Mm {
         self.blk_kick(dev);
     }
 
-    /// The unplug timer of device `dev` (2.6.32 blk_unplug_timeout, run from kblockd).
+    /// The unplug timer of device `dev` (2.6.32 blk_unplug_timeout, run from kblockd); a timer
+    /// of an earlier plugging that a new one re-armed does nothing.
     pub fn blk_unplug_timeout(&mut self, dev: usize) {
-        if self.bdevs[dev].queue_plugged {
+        if self.bdevs[dev].queue_plugged && self.now_ns >= self.bdevs[dev].unplug_at {
             self.blk_unplug(dev);
         }
     }

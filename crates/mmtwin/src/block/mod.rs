@@ -556,8 +556,10 @@ pub struct BlockDevice {
     /// queued ones: the kernel allocates them before plugging).
     pub plugged: [usize; 2],
     /// 2.6.32 queue plugging (`BlkPlugPolicy::QueuePlug`): the queue holds its requests back
-    /// until unplugged (blk_plug_device / blk_remove_plug).
+    /// until unplugged (blk_plug_device / blk_remove_plug), at the latest at `unplug_at` (the
+    /// unplug timer, re-armed by each plugging).
     pub queue_plugged: bool,
+    pub unplug_at: u64,
     pub stats: DiskStats,
     /// Wait queue of submitters waiting for a free request (get_request_wait).
     pub rq_wait: usize,
@@ -593,6 +595,7 @@ impl BlockDevice {
             congested: [false; 2],
             plugged: [0; 2],
             queue_plugged: false,
+            unplug_at: 0,
             stats: DiskStats::default(),
             rq_wait: usize::MAX,
             congestion_wait: usize::MAX,
