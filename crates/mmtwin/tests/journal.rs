@@ -177,3 +177,21 @@ fn xfs_and_ext2_have_no_journal() {
         assert!(mm.journals.is_empty() && mm.sbs[0].journal.is_none(), "{fs}");
     }
 }
+
+#[test]
+fn a_commit_files_ordered_inodes_in_the_order_their_data_was_first_written() {
+    let mut mm = boot("ext3");
+    // x is removed, and its inode slot goes to the next file created: z's number is lower than
+    // y's, though y's data was written first.
+    let x = mm.create_file(0, 0).unwrap();
+    let (y, _) = write_file(&mut mm, 2);
+    mm.close_file(x);
+    assert_eq!(mm.unlink_file(x, 0), None);
+    let (z, _) = write_file(&mut mm, 2);
+    assert!(z < y, "the freed slot was reused");
+    let mut more = Default::default();
+    assert_eq!(mm.file_write_page(y, 2, 4096, 0, &mut more), mmtwin::mm::filemap::PageIo::Done);
+    // jbd walks t_sync_datalist in the order the buffers were written (jbd2 t_inode_list in
+    // the order the inodes were filed), not by inode number.
+    assert_eq!(mm.journals[0].running.inodes, vec![y, z]);
+}

@@ -144,8 +144,12 @@ const CHECKPOINT_BATCH: usize = 64;
 pub struct Transaction {
     /// Metadata blocks (file system block numbers) logged in it.
     pub meta: BTreeSet<u64>,
-    /// Inodes whose data it orders (data=ordered).
-    pub inodes: BTreeSet<Ino>,
+    /// Inodes whose data it orders (data=ordered), in the order their data first joined it:
+    /// the commit writes them in that order, as jbd walks t_sync_datalist (the buffers in the
+    /// order they were written) and jbd2 t_inode_list (the inodes in the order they were
+    /// filed). `inode_set` says which are in.
+    pub inodes: Vec<Ino>,
+    pub inode_set: BTreeSet<Ino>,
     /// When its first handle started (the commit timer runs from here), ns.
     pub start_ns: Option<u64>,
 }
@@ -213,7 +217,10 @@ impl Mm {
         let block = self.sbs[sb].fs_type.inode_block_of(self.inode(ino).i_ino);
         self.jbd_dirty_metadata(sb, block);
         if self.journals[j].ordered_data {
-            self.journals[j].running.inodes.insert(ino);
+            let t = &mut self.journals[j].running;
+            if t.inode_set.insert(ino) {
+                t.inodes.push(ino);
+            }
         }
     }
 
@@ -459,7 +466,8 @@ impl Task for Kjournald {
                 let dev = mm.sbs[jr.sb].dev;
                 mm.bdevs[dev].stats.journal_commits += 1;
                 self.state = if mm.journals[j].ordered_data {
-                    // The data buffers filed on the transaction: the inodes' pages dirty now.
+                    // The data buffers filed on the transaction: the inodes' pages dirty now,
+                    // the first filed last (taken from the end).
                     let inodes = t
                         .inodes
                         .into_iter()
