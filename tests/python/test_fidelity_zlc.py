@@ -4,9 +4,10 @@ What holds in the model (and is asserted): under fs_mark and largedd, vanilla 3.
 wakes kswapd (every page is reclaimed by zone_reclaim in the allocating task, 100% direct
 scans); both patches hand part of the scanning to kswapd, and under the mapped writer the
 share of direct scans falls below vanilla's; largedd's dd phase is faster with the patches because the source file
-stays cached (fewer page-ins). What does not hold yet (documented in EXPERIMENTS.md, not
-asserted): fs_mark Files/s and the mapped writer's elapsed time, which are bound by the disk's
-sequential bandwidth in the model, so the variants tie.
+stays cached (fewer page-ins). What does not hold yet (documented in EXPERIMENTS.md): fs_mark
+Files/s and the mapped writer's time, which are bound by the disk in the model, so the
+variants tie; the seed's gains (+26% Files/s, 15% sooner) are asserted at a fifth of their
+size as expected failures (strict: they report when they start to hold).
 """
 
 from __future__ import annotations
@@ -59,3 +60,20 @@ def test_mapped_writer_direct_share_falls_below_vanilla(report, kernel):
 def test_largedd_copies_faster_because_the_source_stays_cached(report, kernel):
     assert _metric(report, "largedd", kernel, "dd source files") < _metric(report, "largedd", VANILLA, "dd source files")
     assert _vm(report, "largedd", kernel)["pgpgin"] < _vm(report, "largedd", VANILLA)["pgpgin"]
+
+
+NOT_REPRODUCED = pytest.mark.xfail(strict=True, reason="disk-bound in the twin: the variants tie (EXPERIMENTS.md)")
+
+
+@NOT_REPRODUCED
+@pytest.mark.parametrize("kernel", [ZLCFIRST, ZLCRECONSIDER])
+def test_fsmark_creates_more_files_per_second_with_the_patches(report, kernel):
+    # Seed: 100.11 -> 135.17 (zlcfirst) and 146.93 (zlcreconsider) files/s.
+    assert _metric(report, "fsmark", kernel, "Files/s") > 1.05 * _metric(report, "fsmark", VANILLA, "Files/s")
+
+
+@NOT_REPRODUCED
+@pytest.mark.parametrize("kernel", [ZLCFIRST, ZLCRECONSIDER])
+def test_the_mapped_writer_finishes_sooner_with_the_patches(report, kernel):
+    # Seed: 2138.14 -> 1816.30 (zlcfirst) and 1867.56 s (zlcreconsider).
+    assert _metric(report, "mappedwriter", kernel, "write") < 0.97 * _metric(report, "mappedwriter", VANILLA, "write")
