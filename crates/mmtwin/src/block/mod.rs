@@ -425,6 +425,15 @@ impl Request {
         }
     }
 
+    /// Appends request `b` that follows this one on the device; `segs` is the joined segment
+    /// count `BlockDevice::requests_fit` worked out.
+    fn append(&mut self, b: &Request, segs: u32) {
+        self.nr_sectors += b.nr_sectors;
+        self.nr_bios += b.nr_bios;
+        self.nr_phys_segments = segs;
+        self.pages.extend_from_slice(&b.pages);
+    }
+
     /// Appends (`back`) or prepends a bio already checked by `BlockDevice::bio_merge_check`.
     fn add_bio(&mut self, bio: &Bio, back: bool) {
         self.nr_sectors += bio.pages.len() as u64 * SECTORS_PER_PAGE;
@@ -724,14 +733,9 @@ impl BlockDevice {
         let d = rq.dir as usize;
         self.plugged[d] -= 1;
         let hit = self.queued[d].iter().rposition(|q| q.end() == rq.sector && q.dio == rq.dio);
-        match hit.filter(|&i| self.requests_fit(&self.queued[d][i], &rq).is_some()) {
-            Some(i) => {
-                let segs = self.requests_fit(&self.queued[d][i], &rq).expect("checked");
-                let q = &mut self.queued[d][i];
-                q.nr_sectors += rq.nr_sectors;
-                q.nr_bios += rq.nr_bios;
-                q.nr_phys_segments = segs;
-                q.pages.extend_from_slice(&rq.pages);
+        match hit.and_then(|i| Some((i, self.requests_fit(&self.queued[d][i], &rq)?))) {
+            Some((i, segs)) => {
+                self.queued[d][i].append(&rq, segs);
                 self.stats.merges[d] += 1;
             }
             None => self.add_request(rq, now),
@@ -782,10 +786,7 @@ impl BlockDevice {
         let first = if second < first { first - 1 } else { first };
         let older = (b.fifo_time, b.seq) < (self.queued[d][first].fifo_time, self.queued[d][first].seq);
         let a = &mut self.queued[d][first];
-        a.nr_sectors += b.nr_sectors;
-        a.nr_bios += b.nr_bios;
-        a.nr_phys_segments = segs;
-        a.pages.extend_from_slice(&b.pages);
+        a.append(&b, segs);
         if self.next_rq[d] == Some(b.seq) {
             self.next_rq[d] = Some(a.seq);
         }

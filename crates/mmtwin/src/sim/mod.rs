@@ -567,11 +567,11 @@ impl Sim {
                 self.tasks[tid].state = TaskState::Runnable;
                 self.enqueue(cpu, tid);
             }
-            After::Sleep(_) | After::SleepExact(_) => {
+            After::Sleep(ns) | After::SleepExact(ns) => {
+                // A kernel timeout ends at a tick, an exact sleep on time.
                 let at = match self.tasks[tid].after {
-                    After::Sleep(ns) => self.mm.sched.timer_expiry(self.now, ns),
-                    After::SleepExact(ns) => self.now + ns,
-                    _ => unreachable!("a sleep"),
+                    After::Sleep(_) => self.mm.sched.timer_expiry(self.now, ns),
+                    _ => self.now + ns,
                 };
                 let slot = &mut self.tasks[tid];
                 slot.state = TaskState::Sleeping;
