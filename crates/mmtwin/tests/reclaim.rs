@@ -157,9 +157,54 @@ fn direct_reclaim_6x_counts_its_stall_under_the_gfp_zone_of_the_request() {
     assert_eq!(mm.events.get(VmStat::AllocstallDma32) + mm.events.get(VmStat::AllocstallNormal), 0);
 }
 
+/// A 64M machine with `n` closed one-page files: `n` unused dentries on the dentry LRU.
+fn unused_files(profile: &str, n: usize) -> Mm {
+    let mut mm = boot(profile, 1, 1, "64M", "");
+    for _ in 0..n {
+        let (ino, _) = cache_pages(&mut mm, 1, 0);
+        mm.close_file(ino);
+    }
+    assert_eq!(mm.sbs[0].dentry_lru.len(), n);
+    mm.in_reclaim = true;
+    mm
+}
+
+#[test]
+fn up_to_3_0_the_global_cache_shrinkers_work_in_batches_of_128_and_wind_up() {
+    // 3,000 unused dentries: shrink_dcache_memory counts 3,000 (and the icache shrinker the
+    // unused inodes). 32 pages scanned of 1,000 give each a share of 64 × 3,000 / 1,001 = 191:
+    // one SHRINK_BATCH of 128 now, 63 kept. The per-superblock shrinker of 3.1+ counts
+    // dentries and inodes together (6,000: a share of 383) and scans nothing below its batch
+    // of 1,024.
+    let fs = ScanControl::new(Reclaimer::Direct, Gfp::GFP_KERNEL, 0, 32, 60);
+    let mut old = unused_files("linux-3.0", 3000);
+    old.shrink_slab(32, 1000, &fs);
+    assert_eq!(old.events.get(VmStat::SlabsScanned), 128, "one batch, of the dentry shrinker (the inodes are not unused yet)");
+    assert_eq!(old.shrinker_deferred, vec![63, 0]);
+    let mut new = unused_files("linux-6.x", 3000);
+    new.shrink_slab(32, 1000, &fs);
+    assert_eq!(new.events.get(VmStat::SlabsScanned), 0);
+    assert_eq!(new.shrinker_deferred, vec![3000 * 64 / 1001]);
+    // Work that GFP_NOFS callers could not do piles up (up to twice the cache) and 3.0 lets
+    // the next __GFP_FS call do all of it; 3.1+ lets a small share scan at most half the cache.
+    let nofs = ScanControl::new(Reclaimer::Direct, Gfp::GFP_NOFS, 0, 32, 60);
+    for mm in [&mut old, &mut new] {
+        for _ in 0..200 {
+            mm.shrink_slab(32, 1000, &nofs);
+        }
+    }
+    assert_eq!(old.shrinker_deferred[0], 6000, "capped at twice the cache");
+    let before = (old.events.get(VmStat::SlabsScanned), new.events.get(VmStat::SlabsScanned));
+    old.shrink_slab(32, 1000, &fs);
+    new.shrink_slab(32, 1000, &fs);
+    let (o, n) = (old.events.get(VmStat::SlabsScanned) - before.0, new.events.get(VmStat::SlabsScanned) - before.1);
+    assert!(o > 5000, "3.0 scans the piled-up work, nearly twice the dentry cache: {o}");
+    assert!(n <= 3000, "3.1+ at most half its cache: {n}");
+}
+
 #[test]
 fn the_superblock_shrinker_prunes_dentries_then_inodes_and_counts_inode_steals() {
-    let mut mm = boot("linux-3.0", 1, 1, "64M", "");
+    let mut mm = boot("linux-6.x", 1, 1, "64M", "");
     // Enough unused objects for the superblock shrinker's batch of 1024.
     for _ in 0..3000 {
         let (ino, _) = cache_pages(&mut mm, 1, 0);

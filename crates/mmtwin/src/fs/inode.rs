@@ -1,5 +1,7 @@
-//! The inode and dentry caches and their reclaim (fs/inode.c, fs/dcache.c, fs/super.c of 3.1):
-//! one shrinker per superblock (prune_super) that prunes unused dentries, then unused inodes.
+//! The inode and dentry caches and their reclaim (fs/inode.c, fs/dcache.c, fs/super.c): up to
+//! 3.0 a global dentry shrinker and a global inode shrinker, from 3.1 one shrinker per
+//! superblock (prune_super) that prunes unused dentries, then unused inodes (policy
+//! `shrinker`).
 //!
 //! Pruning an inode that still has page cache invalidates its clean, unmapped pages first; those
 //! pages are what /proc/vmstat counts as inode steals (pginodesteal from direct reclaim,
@@ -8,6 +10,7 @@
 use super::{Ino, I_DIRTY_PAGES, I_REFERENCED, I_SYNC};
 use crate::mm::mm_types::*;
 use crate::mm::page_alloc::Mm;
+use crate::mm::policy::ShrinkerPolicy;
 use crate::mm::vmscan::ScanControl;
 use crate::mm::vmstat::VmStat;
 use crate::mm::Pfn;
@@ -16,6 +19,8 @@ use crate::mm::Pfn;
 pub const DEFAULT_SEEKS: u64 = 2;
 /// The superblock shrinker's batch (s_shrink.batch in 3.1).
 pub const SB_SHRINK_BATCH: u64 = 1024;
+/// shrink_slab's batch for a shrinker without one of its own (SHRINK_BATCH).
+pub const SHRINK_BATCH: u64 = 128;
 
 impl Mm {
     /// iput_final: an inode nobody references goes on its superblock's LRU with I_REFERENCED,
@@ -42,44 +47,111 @@ impl Mm {
         self.sbs[sb].inode_lru.insert(key, ino);
     }
 
-    /// Number of shrinkers (one per superblock).
+    /// Number of shrinkers: 3.1+ one per superblock (prune_super); up to 3.0 the two global
+    /// ones, dcache (0) then icache (1).
     pub fn nr_shrinkers(&self) -> usize {
-        self.sbs.len()
+        match self.policy.shrinker {
+            ShrinkerPolicy::PerSuperblock => self.sbs.len(),
+            ShrinkerPolicy::GlobalCaches => 2,
+        }
     }
 
-    /// The shrinker's seeks.
+    /// The shrinker's seeks (DEFAULT_SEEKS for the dentry, inode and superblock shrinkers).
     pub fn shrinker_seeks(&self, _s: usize) -> u64 {
         DEFAULT_SEEKS
     }
 
-    /// The shrinker's batch.
+    /// The shrinker's batch: s_shrink.batch (1024) from 3.1, SHRINK_BATCH (128) before.
     pub fn shrinker_batch(&self, _s: usize) -> u64 {
-        SB_SHRINK_BATCH
+        match self.policy.shrinker {
+            ShrinkerPolicy::PerSuperblock => SB_SHRINK_BATCH,
+            ShrinkerPolicy::GlobalCaches => SHRINK_BATCH,
+        }
     }
 
-    /// prune_super(nr_to_scan = 0): the freeable objects, scaled by vfs_cache_pressure.
+    /// Unused dentries and unused inodes on the machine (dentry_stat.nr_unused,
+    /// inodes_stat.nr_unused).
+    fn nr_unused(&self) -> (u64, u64) {
+        self.sbs.iter().fold((0, 0), |(d, i), sb| (d + sb.dentry_lru.len() as u64, i + sb.inode_lru.len() as u64))
+    }
+
+    /// The shrinker's count when asked with nr_to_scan = 0, scaled by vfs_cache_pressure:
+    /// prune_super's (the superblock's unused dentries and inodes), or up to 3.0
+    /// shrink_dcache_memory's and shrink_icache_memory's (all unused dentries, all unused
+    /// inodes).
     pub fn shrinker_count(&self, s: usize) -> u64 {
-        let sb = &self.sbs[s];
-        let total = sb.dentry_lru.len() as u64 + sb.inode_lru.len() as u64 + 1;
-        total / 100 * self.sysctl.vfs_cache_pressure
+        let objects = match self.policy.shrinker {
+            ShrinkerPolicy::PerSuperblock => {
+                let sb = &self.sbs[s];
+                sb.dentry_lru.len() as u64 + sb.inode_lru.len() as u64 + 1
+            }
+            ShrinkerPolicy::GlobalCaches => {
+                let (d, i) = self.nr_unused();
+                if s == 0 { d } else { i }
+            }
+        };
+        objects / 100 * self.sysctl.vfs_cache_pressure
     }
 
-    /// prune_super(nr_to_scan): splits the scan between unused dentries and inodes in
-    /// proportion to their numbers and prunes both. None if the caller may not enter the file
-    /// system (no __GFP_FS). Returns the count after scanning.
+    /// The shrinker called with nr_to_scan: prune_super splits the scan between the
+    /// superblock's unused dentries and inodes in proportion to their numbers and prunes both;
+    /// up to 3.0 shrink_dcache_memory prunes dentries (prune_dcache) and shrink_icache_memory
+    /// inodes (prune_icache). None (-1) if the caller may not enter the file system (no
+    /// __GFP_FS). Returns the count after scanning.
     pub fn shrinker_scan(&mut self, s: usize, nr_to_scan: u64, sc: &ScanControl) -> Option<u64> {
         if !sc.gfp.has(crate::mm::gfp::Gfp::FS) {
             return None;
         }
-        let d = self.sbs[s].dentry_lru.len() as u64;
-        let i = self.sbs[s].inode_lru.len() as u64;
-        let total = d + i + 1;
-        let dentries = nr_to_scan * d / total;
-        let inodes = nr_to_scan * i / total;
-        self.prune_dcache_sb(s, dentries);
-        self.prune_icache_sb(s, inodes);
-        let sb = &self.sbs[s];
-        Some((sb.dentry_lru.len() as u64 + sb.inode_lru.len() as u64) / 100 * self.sysctl.vfs_cache_pressure)
+        match self.policy.shrinker {
+            ShrinkerPolicy::PerSuperblock => {
+                let d = self.sbs[s].dentry_lru.len() as u64;
+                let i = self.sbs[s].inode_lru.len() as u64;
+                let total = d + i + 1;
+                let dentries = nr_to_scan * d / total;
+                let inodes = nr_to_scan * i / total;
+                self.prune_dcache_sb(s, dentries);
+                self.prune_icache_sb(s, inodes + 1);
+            }
+            ShrinkerPolicy::GlobalCaches if s == 0 => self.prune_dcache(nr_to_scan),
+            ShrinkerPolicy::GlobalCaches => self.prune_icache(nr_to_scan),
+        }
+        Some(self.shrinker_count(s))
+    }
+
+    /// prune_dcache (up to 3.0): takes `count` unused dentries from the superblocks in
+    /// proportion to their unused ones (each at least one more than its share).
+    fn prune_dcache(&mut self, count: u64) {
+        let (unused, _) = self.nr_unused();
+        if unused == 0 || count == 0 {
+            return;
+        }
+        let prune_ratio = if count >= unused { 1 } else { unused / count };
+        for s in 0..self.sbs.len() {
+            let n = self.sbs[s].dentry_lru.len() as u64;
+            if n == 0 {
+                continue;
+            }
+            let w = if prune_ratio != 1 { n / prune_ratio + 1 } else { n };
+            self.prune_dcache_sb(s, w);
+        }
+    }
+
+    /// prune_icache (up to 3.0): looks at `count` inodes from the tail of the global unused
+    /// inode list. The model keeps one list per superblock, so with several file systems the
+    /// count is shared out in proportion to their unused inodes (with one it is the list).
+    fn prune_icache(&mut self, count: u64) {
+        let (_, unused) = self.nr_unused();
+        if unused == 0 || count == 0 {
+            return;
+        }
+        for s in 0..self.sbs.len() {
+            let n = self.sbs[s].inode_lru.len() as u64;
+            if n == 0 {
+                continue;
+            }
+            let share = if count >= unused { n } else { (count * n).div_ceil(unused) };
+            self.prune_icache_sb(s, share);
+        }
     }
 
     /// prune_dcache_sb: frees up to `count` unused dentries from the LRU tail; referenced ones
@@ -115,7 +187,8 @@ impl Mm {
         }
     }
 
-    /// prune_icache_sb: looks at `count` + 1 inodes from the LRU tail. In-use or dirty inodes
+    /// prune_icache_sb: looks at `count` inodes from the LRU tail (3.1's prune_icache_sb is
+    /// asked for one more than its share, 3.0's prune_icache for its count). In-use or dirty inodes
     /// leave the LRU; referenced ones get a second chance; ones with page cache have their
     /// clean pages invalidated (counted as inode steals) and stay until a later pass finds them
     /// empty; empty ones are evicted.
@@ -123,7 +196,7 @@ impl Mm {
         let cpu = self.reclaim_cpu;
         let mut reap = 0u64;
         let mut cursor = 0u64;
-        for _ in 0..=count {
+        for _ in 0..count {
             let Some((&key, &ino)) = self.sbs[s].inode_lru.range(cursor..).next() else { break };
             cursor = key + 1;
             self.cost_ns += self.costs.slab_object_scan_ns;

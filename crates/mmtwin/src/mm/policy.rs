@@ -267,6 +267,28 @@ pub enum BlkPlugPolicy {
     MqPlug,
 }
 
+/// Which slab shrinkers reclaim calls and how shrink_slab paces them (the inode and dentry
+/// caches are the only shrinkable caches modelled).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ShrinkerPolicy {
+    /// 2.6.x–3.0 (fs/dcache.c shrink_dcache_memory, fs/inode.c shrink_icache_memory,
+    /// mm/vmscan.c shrink_slab, until the per-superblock series of 3.1): two global
+    /// shrinkers, registered dcache first: shrink_dcache_memory over every unused dentry
+    /// (prune_dcache takes from each superblock in proportion to its unused ones) and
+    /// shrink_icache_memory over the one global inode LRU (prune_icache; approximated here by
+    /// the same proportional split when there are several file systems, exact with one).
+    /// shrink_slab hands each of them work in batches of SHRINK_BATCH (128) and keeps whatever
+    /// is left over for the next call, capped only at twice the cache.
+    GlobalCaches,
+    /// 3.1+ (read from 3.1: per-superblock cache shrinkers): one shrinker per superblock
+    /// (prune_super) that splits its batch of 1024 (s_shrink.batch) between the superblock's
+    /// unused dentries and inodes; shrink_slab lets deferred work scan at most half the cache
+    /// unless the call's own share is a quarter of it (3.1's guard against shrinker wind-up).
+    /// 6.x keeps this form in the model (its priority-based share is not modelled).
+    PerSuperblock,
+}
+
 /// The memory manager's era policies, resolved (every field set).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -289,6 +311,7 @@ pub struct MmPolicy {
     pub scan_batch: ScanBatch,
     pub lowmem_reserve: LowmemReserve,
     pub blk_plug: BlkPlugPolicy,
+    pub shrinker: ShrinkerPolicy,
     /// buddy_merge_likely (both eras): free a block to the list tail when its parent's buddy is
     /// free, so it stays free long enough to merge.
     pub merge_tail_heuristic: bool,
@@ -315,6 +338,7 @@ impl MmPolicy {
         scan_batch: ScanBatch::ForceScan,
         lowmem_reserve: LowmemReserve::KeepEmpty,
         blk_plug: BlkPlugPolicy::TaskPlug,
+        shrinker: ShrinkerPolicy::GlobalCaches,
         merge_tail_heuristic: true,
     };
 
@@ -355,6 +379,7 @@ impl MmPolicy {
         scan_batch: ScanBatch::ForceScan,
         lowmem_reserve: LowmemReserve::ClearEmpty,
         blk_plug: BlkPlugPolicy::MqPlug,
+        shrinker: ShrinkerPolicy::PerSuperblock,
         merge_tail_heuristic: true,
     };
 

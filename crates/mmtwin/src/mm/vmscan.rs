@@ -15,7 +15,7 @@ use super::gfp::Gfp;
 use super::mm_types::*;
 use super::mmzone::{LruList, ZoneStat, ZoneType, MAX_NR_ZONES, ZONE_RECLAIM_ACTIVE};
 use super::page_alloc::Mm;
-use super::policy::{LruOwner, ReclaimWait, ReclaimWriteback, ScanBatch};
+use super::policy::{LruOwner, ReclaimWait, ReclaimWriteback, ScanBatch, ShrinkerPolicy};
 use super::vmstat::{Era, VmStat};
 use super::{Pfn, SWAP_CLUSTER_MAX};
 use crate::fs::Writepage;
@@ -777,13 +777,19 @@ impl Mm {
     // ------------------------------------------------------------------------------------------
     // Slab.
 
-    /// shrink_slab: asks every shrinker to scan a share of its objects proportional to the
-    /// share of LRU pages just scanned (scanned / lru_pages, ×4 / seeks), with work deferred
-    /// from calls that could not scan. Returns the objects freed.
+    /// shrink_slab (2.6.32–3.x): asks every shrinker to scan a share of its objects proportional
+    /// to the share of LRU pages just scanned (scanned / lru_pages, ×4 / seeks), in batches (the
+    /// shrinker's own or SHRINK_BATCH), keeping what is less than a batch for later; from 3.1
+    /// deferred work is clamped unless this call's share is large. Returns the objects freed
+    /// (the drop in the shrinkers' counts, which move in steps of vfs_cache_pressure).
     pub fn shrink_slab(&mut self, scanned: u64, lru_pages: u64, sc: &ScanControl) -> u64 {
         let scanned = if scanned == 0 { SWAP_CLUSTER_MAX } else { scanned };
         let mut ret = 0;
-        for s in 0..self.nr_shrinkers() {
+        let n = self.nr_shrinkers();
+        if self.shrinker_deferred.len() < n {
+            self.shrinker_deferred.resize(n, 0);
+        }
+        for s in 0..n {
             let max_pass = self.shrinker_count(s);
             if max_pass == 0 {
                 continue;
@@ -793,7 +799,7 @@ impl Mm {
             let mut delta = 4 * scanned / seeks;
             delta = delta * max_pass / (lru_pages + 1);
             let mut total_scan = deferred + delta;
-            if delta < max_pass / 4 {
+            if self.policy.shrinker == ShrinkerPolicy::PerSuperblock && delta < max_pass / 4 {
                 total_scan = total_scan.min(max_pass / 2);
             }
             total_scan = total_scan.min(max_pass * 2);
