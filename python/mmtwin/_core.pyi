@@ -42,7 +42,8 @@ def run_iteration(
     counters and ``"congestion_waits"``/``"congestion_wait_ns"``: congestion_wait calls and the
     time they slept, [allocator slow path, direct reclaim, kswapd]; and, for flash devices,
     ``"ftl_gc_copies"``/``"ftl_gc_copied_pages"``: erase blocks the flash translation layer
-    closed with a copy, and the pages it copied.
+    closed with a copy, and the pages it copied; ``"buffers_pages"``: pages of the devices' own
+    page cache (file system metadata, /proc/meminfo's Buffers) when the run ended.
     """
 
 def boot_dump(resolved_toml: str) -> dict[str, str]:

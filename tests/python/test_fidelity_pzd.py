@@ -8,7 +8,10 @@ each write away from its two open ones: the twin's vanilla takes 1.46x (ext3) an
 the patched time, the seed's 1.79x and 2.81x; asserted: more than 1.3x), while ext4 (whose
 writepage refuses delalloc pages from reclaim: counted, no I/O) stays about flat; at 4608M
 direct reclaim appears with per-zone limits (a small Normal zone over its dirty limit sends
-page-cache allocations down to DMA32) and the gain disappears on ext3 and ext4. On xfs at
+page-cache allocations down to DMA32) and the gain disappears on ext3 and ext4. On ext3 the
+direct reclaim does not appear any more since its indirect blocks are cached as block-device
+pages (session 16): allocated from the Normal zone, they keep kswapd awake (expected failure,
+strict). On xfs at
 4608M it does not quite: in some runs the twin's per-zone limits leave DMA32 between its min
 and low watermarks plus the Normal zone's lowmem reserve, below what the allocator accepts but
 above what wakes kswapd, so direct reclaim does kswapd's work and kswapd writes fewer
@@ -77,7 +80,10 @@ def test_at_4608m_the_gain_disappears(report, fs):
     assert p > 0.95 * v
 
 
-@pytest.mark.parametrize("fs", ["ext3", "ext4", "xfs"])
+NO_DIRECT_ON_EXT3 = pytest.mark.xfail(strict=True, reason="ext3 at 4608M: ext3's indirect blocks are now cached in the block device's page cache, allocated without __GFP_WRITE from the Normal zone that per-zone limits close to page-cache writes; those allocations keep waking kswapd, which balances DMA32 with the lowmem reserve counted, so direct reclaim never runs (seed: 115,384 direct scans, 2% of the scanning); see EXPERIMENTS.md")
+
+
+@pytest.mark.parametrize("fs", [pytest.param("ext3", marks=NO_DIRECT_ON_EXT3), "ext4", "xfs"])
 def test_at_4608m_direct_reclaim_appears_with_per_zone_limits(report, fs):
     bench = f"simple-writeback-4608M-{fs}"
     assert _direct(_vm(report, bench, PZD)) > _direct(_vm(report, bench, VANILLA))

@@ -60,6 +60,10 @@ pub fn run_iteration(cfg: &RunConfig, iteration: u32, progress: &mut dyn FnMut(f
     let vmstat_delta = names.iter().map(|v| (v.name(), after[*v as usize] - before[*v as usize])).collect();
     let timeline_ns = sim.samples.iter().map(|s| s.0).collect();
     let timeline = sim.samples.iter().map(|(_, snap)| names.iter().map(|v| snap[*v as usize]).collect()).collect();
+    for sb in 0..sim.mm.sbs.len() {
+        let (dev, n) = (sim.mm.sbs[sb].dev, sim.mm.nr_bdev_pages(sb));
+        sim.mm.bdevs[dev].stats.buffers_pages = n;
+    }
     let page_events = [VmStat::PgallocDma, VmStat::PgallocDma32, VmStat::PgallocNormal, VmStat::PgallocMovable, VmStat::Pgfree]
         .iter()
         .map(|v| (after[*v as usize] - before[*v as usize]) as u64)

@@ -63,7 +63,7 @@ fn ext3_reservation_windows_keep_two_interleaved_writers_apart_and_grow() {
     assert_eq!(runs(a), [8, 4, 11, 17]);
     let e = &mm.inode(a).extents;
     assert_eq!(e[2].1, e[1].1 + 5 * SECTORS_PER_PAGE);
-    assert_eq!(mm.inode(a).meta_blocks, [mm.sbs[0].block_of(e[1].1) + 4]);
+    assert_eq!(mm.inode(a).meta_blocks.values().copied().collect::<Vec<_>>(), [mm.sbs[0].block_of(e[1].1) + 4]);
     assert_eq!(mm.inode(a).alloc.rsv_goal_size, 32);
     assert_eq!(runs(b), [8, 4, 11, 17], "b's windows alternate with a's");
     // Closing the file discards its window; the goal size stays.
@@ -114,4 +114,30 @@ fn a_directory_grows_a_leaf_block_when_its_leaves_are_three_quarters_full() {
     let j = mm.sbs[0].journal.unwrap();
     let blocks = mm.sbs[0].dirs[dir as usize].blocks.clone();
     assert!(blocks.iter().all(|b| mm.journals[j].running.meta.contains(b)), "the leaves are logged");
+}
+
+#[test]
+fn ext3_indirect_blocks_are_cached_in_the_block_devices_page_cache_and_activate() {
+    use mmtwin::mm::mm_types::{PG_ACTIVE, PG_MAPPED};
+    use mmtwin::mm::mmzone::ZoneStat;
+    let mut mm = boot("ext3");
+    let f = mm.create_file_in(0, ROOT_DIR, 0).unwrap();
+    let files0 = mm.global_page_state(ZoneStat::NrFilePages);
+    // 12 direct blocks, 1,024 under the single-indirect block, then the double-indirect block
+    // and its first two children: four indirect blocks for 3,000 blocks.
+    write_as(&mut mm, f, 5, 0..3000);
+    assert_eq!(mm.inode(f).meta_blocks.len(), 4);
+    assert_eq!(mm.nr_bdev_pages(0), 4, "one page of the block device per indirect block");
+    assert_eq!(mm.global_page_state(ZoneStat::NrFilePages), files0 + 4, "counted as page cache (Buffers)");
+    let bdev = mm.bdev_mapping(0);
+    let ind = *mm.inode(f).meta_blocks.get(&0).unwrap();
+    let page = mm.find_get_page(bdev, ind as u32).expect("the single-indirect block is cached at its block number");
+    let flags = mm.pages[page as usize].flags;
+    assert_ne!(flags & PG_ACTIVE, 0, "looked up for each of its 1,024 blocks: active");
+    assert_eq!(flags & PG_MAPPED, 0, "unmapped page cache, which zone_reclaim's gate counts");
+    // ext4 maps its blocks with extents: no indirect blocks, no Buffers.
+    let mut e = boot("ext4");
+    let g = e.create_file_in(0, ROOT_DIR, 0).unwrap();
+    write_as(&mut e, g, 5, 0..3000);
+    assert_eq!(e.nr_bdev_pages(0), 0);
 }

@@ -507,6 +507,9 @@ pub struct DiskStats {
     pub ordered_data_pages: u64,
     /// What the device's flash translation layer copied (devices with `erase_block_kb`).
     pub ftl: ftl::FtlStats,
+    /// Pages of the device's page cache (its file system's metadata blocks, /proc/meminfo's
+    /// Buffers) when the run ended: a level, not a count.
+    pub buffers_pages: u64,
 }
 
 impl DiskStats {
@@ -533,6 +536,7 @@ impl DiskStats {
         self.ordered_data_pages += o.ordered_data_pages;
         self.ftl.gc_copies += o.ftl.gc_copies;
         self.ftl.gc_copied_pages += o.ftl.gc_copied_pages;
+        self.buffers_pages += o.buffers_pages;
     }
 }
 

@@ -334,7 +334,7 @@ impl Mm {
         for (b, n) in runs {
             free.give(b, n);
         }
-        for b in meta {
+        for b in meta.into_values() {
             free.give(b, 1);
         }
     }

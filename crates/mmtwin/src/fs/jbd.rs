@@ -112,27 +112,27 @@ impl FsType {
         self.group_meta(i_ino / INODES_PER_GROUP).2 + i_ino % INODES_PER_GROUP * 256 / 4096
     }
 
-    /// ext2/ext3 indirect blocks allocated in front of data block `index` of a file (12 direct
-    /// blocks, then one indirect block per 1024; the double-indirect block comes with the 1036th
-    /// block, the triple-indirect one with the 1049612th).
-    pub fn indirect_blocks_before(self, index: u64) -> u64 {
+    /// The indirect blocks on the path to data block `index` of an ext2/ext3 file, top down
+    /// (ext2_block_to_path), each named by a slot: 0 the single-indirect block, 1 the double-,
+    /// 2 the triple-indirect block, 3 + k the double-indirect block's k-th child, 3 + 1024 + j
+    /// the triple's j-th child and 3 + 2048 + m that one's children. Empty for the 12 direct
+    /// blocks and for file systems with extents.
+    pub fn indirect_chain(self, index: u64) -> ([u32; 3], usize) {
         const NDIR: u64 = 12;
         const PTRS: u64 = 1024;
         if !matches!(self, FsType::Ext2 | FsType::Ext3) || index < NDIR {
-            return 0;
+            return ([0; 3], 0);
         }
         let i = index - NDIR;
-        if i == 0 {
-            1
-        } else if i < PTRS {
-            0
-        } else if i == PTRS {
-            2
-        } else if i == PTRS + PTRS * PTRS {
-            3
-        } else {
-            u64::from((i - PTRS) % PTRS == 0)
+        if i < PTRS {
+            return ([0, 0, 0], 1);
         }
+        let i = i - PTRS;
+        if i < PTRS * PTRS {
+            return ([1, (3 + i / PTRS) as u32, 0], 2);
+        }
+        let i = i - PTRS * PTRS;
+        ([2, (3 + PTRS + i / (PTRS * PTRS)) as u32, (3 + 2 * PTRS + i / PTRS) as u32], 3)
     }
 }
 

@@ -31,6 +31,7 @@ pub mod jbd;
 use std::collections::BTreeMap;
 
 use crate::block::SECTORS_PER_PAGE;
+use crate::mm::gfp::Gfp;
 use crate::mm::page_alloc::Mm;
 use crate::mm::slab::CacheId;
 use crate::mm::Pfn;
@@ -104,8 +105,8 @@ pub struct Inode {
     pub dir: ialloc::DirId,
     /// Block allocation state: reservation window, last allocation.
     pub alloc: balloc::BlockAllocInfo,
-    /// ext2/ext3 indirect blocks of the file.
-    pub meta_blocks: Vec<u64>,
+    /// ext2/ext3 indirect blocks of the file, by slot (`FsType::indirect_chain`).
+    pub meta_blocks: BTreeMap<u32, u64>,
 }
 
 /// A file system type: what decides when blocks are allocated and how ->writepage treats
@@ -169,6 +170,12 @@ pub struct SuperBlock {
     /// The journal area (first block, blocks; 0 blocks: none) and its index in `Mm::journals`.
     pub journal_area: (u64, u64),
     pub journal: Option<usize>,
+    /// The block device's inode, whose page cache holds the file system's metadata blocks
+    /// ("Buffers"); made at the first metadata block cached.
+    pub bdev_ino: Option<Ino>,
+    /// The metadata block looked up last and its page (a lookup shortcut of the model's: the
+    /// page is checked to still hold the block before use).
+    pub meta_hint: Option<(u64, Pfn)>,
 }
 
 impl SuperBlock {
@@ -282,7 +289,7 @@ impl Mm {
             i_block_group,
             dir,
             alloc: balloc::BlockAllocInfo::default(),
-            meta_blocks: Vec::new(),
+            meta_blocks: BTreeMap::new(),
         });
         Some(ino)
     }
@@ -364,13 +371,24 @@ impl Mm {
         let fs = self.sbs[sb].fs_type;
         let mut goal = self.block_goal(ino, index, pid);
         let full = "the file system is full (mmtwin does not model ENOSPC): make [machine.disk] size larger";
-        for _ in 0..fs.indirect_blocks_before(u64::from(index)) {
+        let (chain, depth) = fs.indirect_chain(u64::from(index));
+        for &slot in &chain[..depth] {
+            // ext3_get_branch reads the path down to the first missing block (each read a
+            // buffer lookup that touches its page), ext3_alloc_branch allocates the rest and
+            // gets a buffer for each (sb_getblk) before the data block.
+            if let Some(&b) = self.inode(ino).meta_blocks.get(&slot) {
+                if journal {
+                    self.touch_metadata_block(sb, b);
+                }
+                continue;
+            }
             let b = self.new_block(sb, Some(ino), goal).expect(full);
-            self.inode_mut(ino).meta_blocks.push(b);
+            self.inode_mut(ino).meta_blocks.insert(slot, b);
             if journal {
                 let sector = self.sbs[sb].sector_of(b);
                 self.jbd_block_allocated(sb, sector);
                 self.jbd_dirty_metadata(sb, b);
+                self.touch_metadata_block(sb, b);
             }
             goal = b + 1;
         }
@@ -406,6 +424,78 @@ impl Mm {
         }
         self.discard_reservation(ino);
         self.inode_mut(ino).size_pages = pages;
+    }
+
+    /// The page cache of the file system's block device (bdget's inode; made on first use).
+    /// Its pages are unmapped file pages on the file LRU, reclaimed like any clean page cache.
+    pub fn bdev_mapping(&mut self, sb: usize) -> u32 {
+        if let Some(ino) = self.sbs[sb].bdev_ino {
+            return self.inode(ino).mapping;
+        }
+        let ino = match self.free_inos.pop() {
+            Some(i) => i,
+            None => {
+                self.inodes.push(None);
+                (self.inodes.len() - 1) as Ino
+            }
+        };
+        let mapping = self.new_mapping(ino as u64);
+        // Pinned (i_count 1 for the mounted file system), so never on the inode LRU.
+        self.inodes[ino as usize] = Some(Inode {
+            sb,
+            mapping,
+            size_pages: self.sbs[sb].blocks,
+            nlink: 1,
+            i_count: 1,
+            state: 0,
+            dirtied_when: 0,
+            dirty_key: None,
+            lru_key: None,
+            extents: Vec::new(),
+            slab: 0,
+            dentry: None,
+            writeback_index: 0,
+            ra: FileRaState::default(),
+            i_ino: 0,
+            i_block_group: 0,
+            dir: ialloc::ROOT_DIR,
+            alloc: balloc::BlockAllocInfo::default(),
+            meta_blocks: BTreeMap::new(),
+        });
+        self.sbs[sb].bdev_ino = Some(ino);
+        mapping
+    }
+
+    /// A buffer lookup of metadata block `block` of file system `sb` (__getblk): the block's
+    /// page in the block device's page cache is marked accessed (touch_buffer), so a block
+    /// looked up again and again, as an indirect block is for each of the 1,024 data blocks
+    /// below it, goes to the active list. A block not cached gets a new page
+    /// (grow_dev_page: the bdev mapping's GFP_USER without __GFP_FS, movable), uptodate:
+    /// the model does not read back a metadata block that reclaim dropped. No page if the
+    /// allocation fails.
+    pub fn touch_metadata_block(&mut self, sb: usize, block: u64) {
+        let mapping = self.bdev_mapping(sb);
+        let index = u32::try_from(block).expect("block numbers of a file system below 16 TiB fit a page index");
+        let hinted = self.sbs[sb].meta_hint.filter(|&(b, p)| b == block && self.pages[p as usize].mapping == mapping && self.pages[p as usize].index == index);
+        let pfn = match hinted.map(|(_, p)| p).or_else(|| self.find_get_page(mapping, index)) {
+            Some(p) => p,
+            None => {
+                let gfp = Gfp::GFP_USER.without(Gfp::FS).with(Gfp::MOVABLE);
+                let cpu = self.sched.current_cpu;
+                let Some(pfn) = self.alloc_pages(gfp, 0, cpu) else { return };
+                self.add_to_page_cache_lru(pfn, mapping, index);
+                self.pages[pfn as usize].flags |= crate::mm::mm_types::PG_UPTODATE;
+                pfn
+            }
+        };
+        self.sbs[sb].meta_hint = Some((block, pfn));
+        self.cost_ns += self.costs.page_cache_lookup_ns;
+        self.mark_page_accessed(pfn);
+    }
+
+    /// Metadata pages cached for file system `sb` (the "Buffers" of /proc/meminfo).
+    pub fn nr_bdev_pages(&self, sb: usize) -> u64 {
+        self.sbs[sb].bdev_ino.map_or(0, |ino| self.mapping(self.inode(ino).mapping).nrpages())
     }
 
     /// The block device of a page cache page's file.

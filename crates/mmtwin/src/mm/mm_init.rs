@@ -112,6 +112,8 @@ impl Mm {
             seq: 0,
             inode_cache: 0,
             dentry_cache: 1,
+            bdev_ino: None,
+            meta_hint: None,
         });
         self.shrinker_deferred.push(0);
     }
