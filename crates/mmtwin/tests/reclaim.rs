@@ -129,6 +129,36 @@ fn zone_reclaim_return_codes_follow_what_the_zone_holds() {
     assert_eq!(mm.events.get(VmStat::ZoneReclaimFailed), failed + 1);
 }
 
+#[test]
+fn active_metadata_buffers_open_zone_reclaims_gate_over_mapped_pages_it_cannot_reclaim() {
+    let (mut mm, node0) = distant_nodes_3x();
+    // The zone's page cache is all mapped (a writer's shared mapping): nothing mode 1 may
+    // reclaim, and the gate says so without scanning.
+    let (_, pfns) = cache_pages(&mut mm, 2000, 0);
+    for &p in &pfns {
+        mm.pages[p as usize].flags |= PG_MAPPED;
+    }
+    mm.mod_zone_page_state(node0, ZoneStat::NrFileMapped, 2000);
+    assert_eq!(mm.zone_reclaim(node0, Gfp::GFP_KERNEL, 0, 0), ZoneReclaim::Full);
+    // Metadata blocks looked up twice each (indirect blocks): active, unmapped, clean page
+    // cache of the block device, more than min_unmapped_ratio (1%) of the zone.
+    let min_unmapped = mm.zones[node0].present_pages / 100;
+    for b in 0..min_unmapped + 50 {
+        mm.touch_metadata_block(0, 1000 + b);
+        mm.touch_metadata_block(0, 1000 + b);
+    }
+    assert_eq!(mm.nr_bdev_pages(0), min_unmapped + 50);
+    assert!(mm.zone_pagecache_reclaimable(node0) > min_unmapped);
+    // The gate opens, but the scan meets only the inactive mapped pages (the active list is
+    // left alone while it is smaller than the inactive one): nothing reclaimed, and the pages
+    // scanned count as direct scans. This is the seed's 0%-efficiency zone_reclaim.
+    let failed = mm.events.get(VmStat::ZoneReclaimFailed);
+    assert_eq!(mm.zone_reclaim(node0, Gfp::GFP_KERNEL, 0, 0), ZoneReclaim::Some);
+    assert_eq!(mm.events.get(VmStat::ZoneReclaimFailed), failed + 1);
+    assert!(mm.events.get(VmStat::PgscanDirectDma32) >= 2000, "every priority down to 0 scans the list");
+    assert_eq!(mm.events.get(VmStat::PgstealDma32), 0);
+}
+
 /// A one-CPU 64M machine given more page cache than it has memory, so the allocator must
 /// reclaim the oldest pages itself.
 fn cached_past_memory(profile: &str) -> Mm {

@@ -109,6 +109,34 @@ pub struct Inode {
     pub meta_blocks: BTreeMap<u32, u64>,
 }
 
+impl Inode {
+    /// An in-core inode of superblock `sb` with page cache `mapping` and its object in slab page
+    /// `slab`: one reference, one link, no pages, no blocks, on no list.
+    fn new(sb: usize, mapping: u32, slab: Pfn) -> Inode {
+        Inode {
+            sb,
+            mapping,
+            size_pages: 0,
+            nlink: 1,
+            i_count: 1,
+            state: 0,
+            dirtied_when: 0,
+            dirty_key: None,
+            lru_key: None,
+            extents: Vec::new(),
+            slab,
+            dentry: None,
+            writeback_index: 0,
+            ra: FileRaState::default(),
+            i_ino: 0,
+            i_block_group: 0,
+            dir: ialloc::ROOT_DIR,
+            alloc: balloc::BlockAllocInfo::default(),
+            meta_blocks: BTreeMap::new(),
+        }
+    }
+}
+
 /// A file system type: what decides when blocks are allocated and how ->writepage treats
 /// reclaim (see the module comment).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -261,35 +289,15 @@ impl Mm {
             return None;
         };
         self.dir_add_entry(sb, dir, i_ino);
-        let ino = match self.free_inos.pop() {
-            Some(i) => i,
-            None => {
-                self.inodes.push(None);
-                (self.inodes.len() - 1) as Ino
-            }
-        };
-        let mapping = self.new_mapping(ino as u64);
+        let (ino, mapping) = self.new_inode_slot();
         self.jbd_inode_alloc(sb, i_ino);
         self.inodes[ino as usize] = Some(Inode {
-            sb,
-            mapping,
-            size_pages: 0,
-            nlink: 1,
             i_count: 2,
-            state: 0,
-            dirtied_when: 0,
-            dirty_key: None,
-            lru_key: None,
-            extents: Vec::new(),
-            slab: islab,
             dentry: Some(Dentry { slab: dslab, d_count: 1, referenced: false, lru_key: None }),
-            writeback_index: 0,
-            ra: FileRaState::default(),
             i_ino,
             i_block_group,
             dir,
-            alloc: balloc::BlockAllocInfo::default(),
-            meta_blocks: BTreeMap::new(),
+            ..Inode::new(sb, mapping, islab)
         });
         Some(ino)
     }
@@ -426,12 +434,8 @@ impl Mm {
         self.inode_mut(ino).size_pages = pages;
     }
 
-    /// The page cache of the file system's block device (bdget's inode; made on first use).
-    /// Its pages are unmapped file pages on the file LRU, reclaimed like any clean page cache.
-    pub fn bdev_mapping(&mut self, sb: usize) -> u32 {
-        if let Some(ino) = self.sbs[sb].bdev_ino {
-            return self.inode(ino).mapping;
-        }
+    /// A free slot of the in-core inode table and a new page cache for it (new_inode).
+    fn new_inode_slot(&mut self) -> (Ino, u32) {
         let ino = match self.free_inos.pop() {
             Some(i) => i,
             None => {
@@ -439,29 +443,18 @@ impl Mm {
                 (self.inodes.len() - 1) as Ino
             }
         };
-        let mapping = self.new_mapping(ino as u64);
+        (ino, self.new_mapping(ino as u64))
+    }
+
+    /// The page cache of the file system's block device (bdget's inode; made on first use).
+    /// Its pages are unmapped file pages on the file LRU, reclaimed like any clean page cache.
+    pub fn bdev_mapping(&mut self, sb: usize) -> u32 {
+        if let Some(ino) = self.sbs[sb].bdev_ino {
+            return self.inode(ino).mapping;
+        }
+        let (ino, mapping) = self.new_inode_slot();
         // Pinned (i_count 1 for the mounted file system), so never on the inode LRU.
-        self.inodes[ino as usize] = Some(Inode {
-            sb,
-            mapping,
-            size_pages: self.sbs[sb].blocks,
-            nlink: 1,
-            i_count: 1,
-            state: 0,
-            dirtied_when: 0,
-            dirty_key: None,
-            lru_key: None,
-            extents: Vec::new(),
-            slab: 0,
-            dentry: None,
-            writeback_index: 0,
-            ra: FileRaState::default(),
-            i_ino: 0,
-            i_block_group: 0,
-            dir: ialloc::ROOT_DIR,
-            alloc: balloc::BlockAllocInfo::default(),
-            meta_blocks: BTreeMap::new(),
-        });
+        self.inodes[ino as usize] = Some(Inode { size_pages: self.sbs[sb].blocks, ..Inode::new(sb, mapping, 0) });
         self.sbs[sb].bdev_ino = Some(ino);
         mapping
     }
