@@ -410,3 +410,38 @@ fn a_2632_queue_plug_holds_writeback_until_four_requests_or_3ms_and_a_read_goes_
     mm.submit_bio(0, b);
     assert!(mm.bdevs[0].in_flight.is_some());
 }
+
+#[test]
+fn an_ext2_reader_reads_each_indirect_block_once_before_the_data_it_maps() {
+    use mmtwin::mm::filemap::PageIo;
+    use mmtwin::mm::mm_types::{PG_ACTIVE, PG_UPTODATE};
+    let read_all = |fs: &str| {
+        let mut mm = boot_with(&format!("nodes = [{{ id = 0, cpus = 1, memory = \"256M\" }}]\nfs = \"{fs}\""), "linux-3.0", "");
+        let ino = mm.create_file(0, 0).unwrap();
+        mm.lay_out_file(ino, 3000);
+        for index in 0..3000 {
+            loop {
+                match mm.file_read_page(ino, index, 4096, 0) {
+                    PageIo::Done => break,
+                    PageIo::Wait(_) => run_io(&mut mm),
+                    PageIo::NoMem => panic!("no memory for readahead"),
+                }
+            }
+        }
+        (mm, ino)
+    };
+    let (ext2, file) = read_all("ext2");
+    let (ext4, _) = read_all("ext4");
+    // The file predates the run (nothing cached): its single-, double- and two second-level
+    // indirect blocks are read from disk, one small read each, and stay cached (Buffers).
+    assert_eq!(ext2.nr_bdev_pages(0), 4);
+    assert_eq!(ext4.nr_bdev_pages(0), 0);
+    let (r2, r4) = (ext2.bdevs[0].stats.requests[0], ext4.bdevs[0].stats.requests[0]);
+    assert!(r2 >= r4 + 4, "ext2 {r2} read requests, ext4 {r4}");
+    assert_eq!(ext2.bdevs[0].stats.sectors[0], ext4.bdevs[0].stats.sectors[0] + 4 * SECTORS_PER_PAGE);
+    let bdev = ext2.inode(ext2.sbs[0].bdev_ino.unwrap()).mapping;
+    let ind = ext2.inode(file).meta_blocks[&0];
+    let p = ext2.find_get_page(bdev, ind as u32).unwrap();
+    assert_ne!(ext2.pages[p as usize].flags & PG_UPTODATE, 0);
+    assert_ne!(ext2.pages[p as usize].flags & PG_ACTIVE, 0, "looked up for each of the 1,024 blocks it maps");
+}

@@ -144,8 +144,8 @@ fn active_metadata_buffers_open_zone_reclaims_gate_over_mapped_pages_it_cannot_r
     // cache of the block device, more than min_unmapped_ratio (1%) of the zone.
     let min_unmapped = mm.zones[node0].present_pages / 100;
     for b in 0..min_unmapped + 50 {
-        mm.touch_metadata_block(0, 1000 + b);
-        mm.touch_metadata_block(0, 1000 + b);
+        mm.touch_metadata_block(0, 1000 + b, 0);
+        mm.touch_metadata_block(0, 1000 + b, 0);
     }
     assert_eq!(mm.nr_bdev_pages(0), min_unmapped + 50);
     assert!(mm.zone_pagecache_reclaimable(node0) > min_unmapped);

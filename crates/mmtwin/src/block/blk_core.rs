@@ -214,6 +214,9 @@ impl Mm {
                     p.flags |= PG_UPTODATE;
                     p.flags &= !PG_LOCKED;
                     self.wake_up_page(pfn);
+                    if !self.meta_read_waiters.is_empty() {
+                        self.meta_read_done(pfn);
+                    }
                 }
                 Dir::Write => {
                     if self.pages[pfn as usize].flags & PG_SWAPBACKED != 0 {

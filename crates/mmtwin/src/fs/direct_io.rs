@@ -32,11 +32,25 @@ impl Mm {
     /// (holes read as zeros without I/O) and added to the current bio, bios are submitted.
     /// Returns the pages under I/O; the caller waits until `dio_remaining` is 0.
     pub fn direct_io_read(&mut self, id: u32, ino: Ino, index: u32, buf: &[Pfn]) -> u32 {
-        let dev = self.sbs[self.inode(ino).sb].dev;
         let size = self.inode(ino).size_pages;
+        let n = buf.iter().enumerate().filter(|&(i, _)| u64::from(index + i as u32) < size && self.bmap(ino, index + i as u32).is_some()).count() as u32;
+        self.dios[id as usize - 1].remaining += n;
         let plugged = self.blk_start_plug(PlugSite::DirectIo);
+        let cpu = self.sched.current_cpu;
+        self.dio_map_and_submit(id, ino, index, buf, Some(cpu));
+        self.blk_finish_plug(plugged);
+        n
+    }
+
+    /// Maps and submits the pages of a direct read from `index` on (their count is already in
+    /// the dio's remaining pages). On ext2/ext3 an indirect block that is not cached is read
+    /// first (get_block's sb_bread): the bio built so far goes out and the rest waits in
+    /// `meta_read_waiters`. `cpu` as for `mpage_readpages`.
+    pub fn dio_map_and_submit(&mut self, id: u32, ino: Ino, index: u32, buf: &[Pfn], cpu: Option<usize>) {
+        let Some(inode) = self.inodes.get(ino as usize).and_then(|i| i.as_ref()) else { return };
+        let (dev, size, fs) = (self.sbs[inode.sb].dev, inode.size_pages, self.sbs[inode.sb].fs_type);
         let mut bio: Option<Bio> = None;
-        let mut n = 0;
+        let mut mapped_to: Option<(u32, ([u32; 3], usize))> = None;
         for (i, &pfn) in buf.iter().enumerate() {
             let idx = index + i as u32;
             if u64::from(idx) >= size {
@@ -47,7 +61,17 @@ impl Mm {
                 self.cost_ns += self.costs.clear_page_ns;
                 continue;
             };
-            n += 1;
+            // get_more_blocks maps a run of blocks in one get_block call.
+            let chain = fs.indirect_chain(u64::from(idx));
+            let same_run = mapped_to.is_some_and(|(j, c)| j + 1 == idx && c == chain);
+            mapped_to = Some((idx, chain));
+            if let Some(meta) = (!same_run).then(|| self.bread_indirect_path(ino, idx, cpu)).flatten() {
+                if let Some(b) = bio.take() {
+                    self.submit_bio(dev, b);
+                }
+                self.meta_read_waiters.push((meta, super::MetaWaiter::Dio { id, ino, index: idx, buf: buf[i..].to_vec() }));
+                return;
+            }
             if !bio.as_mut().is_some_and(|b| b.add_page(&self.bdevs[dev].model, sector, pfn)) {
                 let mut b = Bio::new(Dir::Read, sector, pfn);
                 b.dio = id;
@@ -56,12 +80,9 @@ impl Mm {
                 }
             }
         }
-        self.dios[id as usize - 1].remaining += n;
         if let Some(b) = bio.take() {
             self.submit_bio(dev, b);
         }
-        self.blk_finish_plug(plugged);
-        n
     }
 
     /// dio_bio_end_io for `pages` pages of direct I/O `id`: wakes the caller when all are done.

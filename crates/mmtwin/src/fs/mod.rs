@@ -137,6 +137,20 @@ impl Inode {
     }
 }
 
+/// grow_dev_page's mask: the block device mapping's GFP_USER without __GFP_FS, movable.
+const METADATA_GFP: Gfp = Gfp::GFP_USER.without(Gfp::FS).with(Gfp::MOVABLE);
+
+/// A read that waits for an indirect block before it can map the rest of its pages.
+#[derive(Clone, Debug)]
+pub enum MetaWaiter {
+    /// mpage_readpages of a readahead: the file and its locked pages still to map, with their
+    /// indexes.
+    Readahead { ino: Ino, pages: Vec<(u32, Pfn)> },
+    /// A direct I/O read: its id, the file, the index of the first page still to map and the
+    /// user pages from there (already counted in the dio's remaining pages).
+    Dio { id: u32, ino: Ino, index: u32, buf: Vec<Pfn> },
+}
+
 /// A file system type: what decides when blocks are allocated and how ->writepage treats
 /// reclaim (see the module comment).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -201,9 +215,9 @@ pub struct SuperBlock {
     /// The block device's inode, whose page cache holds the file system's metadata blocks
     /// ("Buffers"); made at the first metadata block cached.
     pub bdev_ino: Option<Ino>,
-    /// The metadata block looked up last and its page (a lookup shortcut of the model's: the
-    /// page is checked to still hold the block before use).
-    pub meta_hint: Option<(u64, Pfn)>,
+    /// The metadata block looked up last at each depth of an indirect path, and its page (a
+    /// lookup shortcut of the model's: the page is checked to still hold the block before use).
+    pub meta_hint: [Option<(u64, Pfn)>; 3],
 }
 
 impl SuperBlock {
@@ -380,13 +394,13 @@ impl Mm {
         let mut goal = self.block_goal(ino, index, pid);
         let full = "the file system is full (mmtwin does not model ENOSPC): make [machine.disk] size larger";
         let (chain, depth) = fs.indirect_chain(u64::from(index));
-        for &slot in &chain[..depth] {
+        for (level, &slot) in chain[..depth].iter().enumerate() {
             // ext3_get_branch reads the path down to the first missing block (each read a
             // buffer lookup that touches its page), ext3_alloc_branch allocates the rest and
             // gets a buffer for each (sb_getblk) before the data block.
             if let Some(&b) = self.inode(ino).meta_blocks.get(&slot) {
                 if journal {
-                    self.touch_metadata_block(sb, b);
+                    self.touch_metadata_block(sb, b, level);
                 }
                 continue;
             }
@@ -396,7 +410,7 @@ impl Mm {
                 let sector = self.sbs[sb].sector_of(b);
                 self.jbd_block_allocated(sb, sector);
                 self.jbd_dirty_metadata(sb, b);
-                self.touch_metadata_block(sb, b);
+                self.touch_metadata_block(sb, b, level);
             }
             goal = b + 1;
         }
@@ -465,25 +479,71 @@ impl Mm {
     /// below it, goes to the active list. A block not cached gets a new page
     /// (grow_dev_page: the bdev mapping's GFP_USER without __GFP_FS, movable), uptodate:
     /// the model does not read back a metadata block that reclaim dropped. No page if the
-    /// allocation fails.
-    pub fn touch_metadata_block(&mut self, sb: usize, block: u64) {
-        let mapping = self.bdev_mapping(sb);
-        let index = u32::try_from(block).expect("block numbers of a file system below 16 TiB fit a page index");
-        let hinted = self.sbs[sb].meta_hint.filter(|&(b, p)| b == block && self.pages[p as usize].mapping == mapping && self.pages[p as usize].index == index);
-        let pfn = match hinted.map(|(_, p)| p).or_else(|| self.find_get_page(mapping, index)) {
+    /// allocation fails. `level` is the block's depth on its indirect path (0 for the top).
+    pub fn touch_metadata_block(&mut self, sb: usize, block: u64, level: usize) {
+        let (mapping, index, found) = self.find_metadata_page(sb, block, level);
+        let pfn = match found {
             Some(p) => p,
             None => {
-                let gfp = Gfp::GFP_USER.without(Gfp::FS).with(Gfp::MOVABLE);
                 let cpu = self.sched.current_cpu;
-                let Some(pfn) = self.alloc_pages(gfp, 0, cpu) else { return };
+                let Some(pfn) = self.alloc_pages(METADATA_GFP, 0, cpu) else { return };
                 self.add_to_page_cache_lru(pfn, mapping, index);
                 self.pages[pfn as usize].flags |= crate::mm::mm_types::PG_UPTODATE;
+                self.sbs[sb].meta_hint[level] = Some((block, pfn));
                 pfn
             }
         };
-        self.sbs[sb].meta_hint = Some((block, pfn));
-        self.cost_ns += self.costs.page_cache_lookup_ns;
         self.mark_page_accessed(pfn);
+    }
+
+    /// The block device page cache of `sb`, the page index of metadata block `block` in it and
+    /// its page if cached. A shortcut of the model's (not the kernel's): the page found last at
+    /// depth `level` of an indirect path is checked first, then the page cache's tree.
+    fn find_metadata_page(&mut self, sb: usize, block: u64, level: usize) -> (u32, u32, Option<Pfn>) {
+        let mapping = self.bdev_mapping(sb);
+        let index = u32::try_from(block).expect("block numbers of a file system below 16 TiB fit a page index");
+        self.cost_ns += self.costs.page_cache_lookup_ns;
+        let hinted = self.sbs[sb].meta_hint[level].filter(|&(b, p)| b == block && self.pages[p as usize].mapping == mapping && self.pages[p as usize].index == index);
+        let found = hinted.map(|(_, p)| p).or_else(|| self.find_get_page(mapping, index));
+        if let Some(p) = found {
+            self.sbs[sb].meta_hint[level] = Some((block, p));
+        }
+        (mapping, index, found)
+    }
+
+    /// ext2_get_branch for a read: looks up the indirect blocks on the path to data block
+    /// `index` of `ino`, touching the cached ones. The first that is not cached and uptodate is
+    /// returned for the reader to wait on: a page already being read, or a new one whose read
+    /// this call submits (__bread: submit_bh, then wait_on_buffer, whose sleep flushes the
+    /// task's plug so the read starts at once). `cpu` is None in a read's completion context,
+    /// where the page is taken without direct reclaim. None when the path is cached (or a page
+    /// could not be had: then the block is taken as read).
+    pub fn bread_indirect_path(&mut self, ino: Ino, index: u32, cpu: Option<usize>) -> Option<Pfn> {
+        let sb = self.inode(ino).sb;
+        let (chain, depth) = self.sbs[sb].fs_type.indirect_chain(u64::from(index));
+        for (level, &slot) in chain[..depth].iter().enumerate() {
+            let Some(&block) = self.inode(ino).meta_blocks.get(&slot) else { return None };
+            let (mapping, bindex, found) = self.find_metadata_page(sb, block, level);
+            if let Some(p) = found {
+                self.mark_page_accessed(p);
+                if self.pages[p as usize].flags & crate::mm::mm_types::PG_UPTODATE == 0 {
+                    return Some(p);
+                }
+                continue;
+            }
+            let gfp = if cpu.is_some() { METADATA_GFP } else { METADATA_GFP.without(Gfp::DIRECT_RECLAIM) };
+            let Some(pfn) = self.alloc_pages(gfp, 0, cpu.unwrap_or(self.sched.current_cpu)) else { continue };
+            self.add_to_page_cache_lru(pfn, mapping, bindex);
+            self.sbs[sb].meta_hint[level] = Some((block, pfn));
+            self.pages[pfn as usize].flags |= crate::mm::mm_types::PG_LOCKED;
+            self.mark_page_accessed(pfn);
+            let dev = self.sbs[sb].dev;
+            let sector = self.sbs[sb].sector_of(block);
+            self.submit_bio(dev, crate::block::Bio::new(crate::block::Dir::Read, sector, pfn));
+            self.blk_flush_plug_list();
+            return Some(pfn);
+        }
+        None
     }
 
     /// Metadata pages cached for file system `sb` (the "Buffers" of /proc/meminfo).

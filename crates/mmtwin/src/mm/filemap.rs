@@ -284,13 +284,12 @@ impl Mm {
     pub fn __do_page_cache_readahead(&mut self, ino: Ino, start: u32, nr: u32, lookahead: u32, cpu: usize) {
         let mapping = self.inode(ino).mapping;
         let size = self.inode(ino).size_pages;
-        let dev = self.sbs[self.inode(ino).sb].dev;
         let gfp = match self.policy.readahead_gfp {
             super::policy::ReadaheadGfp::Cold => self.mapping_gfp_mask().with(Gfp::COLD),
             super::policy::ReadaheadGfp::ColdNoretry => self.mapping_gfp_mask().with(Gfp::COLD).with(Gfp::NORETRY).with(Gfp::NOWARN),
         };
         let plugged = self.blk_start_plug(PlugSite::Readahead);
-        let mut bio: Option<Bio> = None;
+        let mut to_read = Vec::new();
         for i in 0..nr {
             let index = start + i;
             if u64::from(index) >= size.max(1) {
@@ -310,22 +309,78 @@ impl Mm {
                     self.cost_ns += self.costs.clear_page_ns;
                     self.pages[pfn as usize].flags |= PG_UPTODATE;
                 }
-                Some(sector) => {
+                Some(_) => {
                     self.pages[pfn as usize].flags |= PG_LOCKED;
-                    // do_mpage_readpage: a new bio when the block does not follow on or
-                    // bio_add_page refuses the page.
-                    if !bio.as_mut().is_some_and(|b| b.add_page(&self.bdevs[dev].model, sector, pfn)) {
-                        if let Some(b) = bio.replace(Bio::new(Dir::Read, sector, pfn)) {
-                            self.submit_bio(dev, b);
-                        }
-                    }
+                    to_read.push((index, pfn));
+                }
+            }
+        }
+        self.mpage_readpages(ino, to_read, Some(cpu));
+        self.blk_finish_plug(plugged);
+    }
+
+    /// read_pages → mpage_readpages: maps each locked page's block and gathers the pages into
+    /// read bios (do_mpage_readpage: a new bio when the block does not follow on or
+    /// bio_add_page refuses the page). On ext2/ext3 mapping a block looks up the indirect
+    /// blocks on its path (ext2_get_branch); one that is not cached is read with sb_bread, and
+    /// the reader sleeps until it arrives: the bio built so far goes out, the metadata read
+    /// is submitted and run (the sleep flushes the task's plug), and the remaining pages wait
+    /// in `meta_read_waiters` until the read completes. `cpu` is the reader's CPU when it runs
+    /// in the reader's own context, None when it resumes from a read's completion (where a
+    /// further metadata page is taken without direct reclaim).
+    pub fn mpage_readpages(&mut self, ino: Ino, pages: Vec<(u32, Pfn)>, cpu: Option<usize>) {
+        let Some(inode) = self.inodes.get(ino as usize).and_then(|i| i.as_ref()) else { return };
+        let (sb, mapping) = (inode.sb, inode.mapping);
+        let dev = self.sbs[sb].dev;
+        let fs = self.sbs[sb].fs_type;
+        let mut bio: Option<Bio> = None;
+        let mut mapped_to: Option<(u32, ([u32; 3], usize))> = None;
+        for (k, &(index, pfn)) in pages.iter().enumerate() {
+            // A page truncated while its readahead waited is not read.
+            if self.pages[pfn as usize].mapping != mapping || self.pages[pfn as usize].index != index {
+                continue;
+            }
+            let Some(sector) = self.bmap(ino, index) else { continue };
+            // One get_block call maps a run of blocks under the same indirect block
+            // (do_mpage_readpage keeps its map_bh): the path is looked up again only when
+            // the run breaks.
+            let chain = fs.indirect_chain(u64::from(index));
+            let same_run = mapped_to.is_some_and(|(i, c)| i + 1 == index && c == chain);
+            mapped_to = Some((index, chain));
+            if let Some(meta) = (!same_run).then(|| self.bread_indirect_path(ino, index, cpu)).flatten() {
+                if let Some(b) = bio.take() {
+                    self.submit_bio(dev, b);
+                }
+                self.meta_read_waiters.push((meta, crate::fs::MetaWaiter::Readahead { ino, pages: pages[k..].to_vec() }));
+                return;
+            }
+            if !bio.as_mut().is_some_and(|b| b.add_page(&self.bdevs[dev].model, sector, pfn)) {
+                if let Some(b) = bio.replace(Bio::new(Dir::Read, sector, pfn)) {
+                    self.submit_bio(dev, b);
                 }
             }
         }
         if let Some(b) = bio.take() {
             self.submit_bio(dev, b);
         }
-        self.blk_finish_plug(plugged);
+    }
+
+    /// Resumes the reads that waited for metadata page `pfn`, now read (the reader wakes from
+    /// sb_bread and carries on mapping and submitting), in the order they began waiting.
+    pub fn meta_read_done(&mut self, pfn: Pfn) {
+        if !self.meta_read_waiters.iter().any(|w| w.0 == pfn) {
+            return;
+        }
+        let (ready, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.meta_read_waiters).into_iter().partition(|w| w.0 == pfn);
+        self.meta_read_waiters = rest;
+        for (_, w) in ready {
+            match w {
+                crate::fs::MetaWaiter::Readahead { ino, pages } => self.mpage_readpages(ino, pages, None),
+                crate::fs::MetaWaiter::Dio { id, ino, index, buf } => {
+                    self.dio_map_and_submit(id, ino, index, &buf, None);
+                }
+            }
+        }
     }
 
     // ------------------------------------------------------------------------------------------

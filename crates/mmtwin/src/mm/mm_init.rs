@@ -113,7 +113,7 @@ impl Mm {
             inode_cache: 0,
             dentry_cache: 1,
             bdev_ino: None,
-            meta_hint: None,
+            meta_hint: [None; 3],
         });
         self.shrinker_deferred.push(0);
     }
@@ -229,6 +229,7 @@ impl Mm {
             wakeups: Vec::new(),
             io_timers: Vec::new(),
             unplug_timers: Vec::new(),
+            meta_read_waiters: Vec::new(),
             plug: None,
             bdevs: Vec::new(),
             dios: Vec::new(),

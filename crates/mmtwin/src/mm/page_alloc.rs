@@ -69,6 +69,10 @@ pub struct Mm {
     pub io_timers: Vec<(u64, usize)>,
     /// 2.6.32 queue unplug timers to schedule: (time, device).
     pub unplug_timers: Vec<(u64, usize)>,
+    /// Reads that stopped at a page whose indirect block is being read (the reader sleeps in
+    /// sb_bread inside get_block), by the metadata page they wait for. Resumed when that read
+    /// completes.
+    pub meta_read_waiters: Vec<(Pfn, crate::fs::MetaWaiter)>,
     /// The current task's block plug (current->plug), while a plugging call runs.
     pub plug: Option<crate::block::Plug>,
     /// Block devices.
