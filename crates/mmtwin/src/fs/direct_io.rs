@@ -44,8 +44,9 @@ impl Mm {
 
     /// Maps and submits the pages of a direct read from `index` on (their count is already in
     /// the dio's remaining pages). On ext2/ext3 an indirect block that is not cached is read
-    /// first (get_block's sb_bread): the bio built so far goes out and the rest waits in
-    /// `meta_read_waiters`. `cpu` as for `mpage_readpages`.
+    /// first (get_block's sb_bread, while the dio's current bio is held): the held bio is
+    /// queued behind the metadata read and the rest waits in `meta_read_waiters`. `cpu` as for
+    /// `mpage_readpages`.
     pub fn dio_map_and_submit(&mut self, id: u32, ino: Ino, index: u32, buf: &[Pfn], cpu: Option<usize>) {
         let Some(inode) = self.inodes.get(ino as usize).and_then(|i| i.as_ref()) else { return };
         let (dev, size, fs) = (self.sbs[inode.sb].dev, inode.size_pages, self.sbs[inode.sb].fs_type);

@@ -477,9 +477,9 @@ impl Mm {
     /// page in the block device's page cache is marked accessed (touch_buffer), so a block
     /// looked up again and again, as an indirect block is for each of the 1,024 data blocks
     /// below it, goes to the active list. A block not cached gets a new page
-    /// (grow_dev_page: the bdev mapping's GFP_USER without __GFP_FS, movable), uptodate:
-    /// the model does not read back a metadata block that reclaim dropped. No page if the
-    /// allocation fails. `level` is the block's depth on its indirect path (0 for the top).
+    /// (grow_dev_page: the bdev mapping's GFP_USER without __GFP_FS, movable), uptodate: on
+    /// this write path the model does not read back a metadata block that reclaim dropped
+    /// (readers do, `bread_indirect_path`). No page if the allocation fails. `level` is the block's depth on its indirect path (0 for the top).
     pub fn touch_metadata_block(&mut self, sb: usize, block: u64, level: usize) {
         let (mapping, index, found) = self.find_metadata_page(sb, block, level);
         let pfn = match found {

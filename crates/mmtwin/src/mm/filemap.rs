@@ -322,10 +322,12 @@ impl Mm {
     /// read_pages → mpage_readpages: maps each locked page's block and gathers the pages into
     /// read bios (do_mpage_readpage: a new bio when the block does not follow on or
     /// bio_add_page refuses the page). On ext2/ext3 mapping a block looks up the indirect
-    /// blocks on its path (ext2_get_branch); one that is not cached is read with sb_bread, and
-    /// the reader sleeps until it arrives: the bio built so far goes out, the metadata read
-    /// is submitted and run (the sleep flushes the task's plug), and the remaining pages wait
-    /// in `meta_read_waiters` until the read completes. `cpu` is the reader's CPU when it runs
+    /// blocks on its path (ext2_get_branch); one that is not cached is read with sb_bread while
+    /// the bio built so far is still held, and the reader sleeps until it arrives (the sleep
+    /// flushes the task's plug), so the metadata read reaches the disk first. The held bio is
+    /// queued behind it at once (the kernel submits it when the reader wakes and finds the
+    /// next block discontiguous), and the remaining pages wait in `meta_read_waiters` until
+    /// the read completes. `cpu` is the reader's CPU when it runs
     /// in the reader's own context, None when it resumes from a read's completion (where a
     /// further metadata page is taken without direct reclaim).
     pub fn mpage_readpages(&mut self, ino: Ino, pages: Vec<(u32, Pfn)>, cpu: Option<usize>) {
