@@ -226,11 +226,19 @@ impl Task for Driver {
         if self.shared.borrow().running > 0 {
             return Step { after: After::Wait(self.done_wq), ..idle };
         }
-        // echo 3 > /proc/sys/vm/drop_caches between rounds.
+        // echo 3 > /proc/sys/vm/drop_caches between rounds: drop_pagecache_sb walks every
+        // superblock, the block devices' own among them, so the cached indirect blocks
+        // (Buffers) go too.
         let files = self.shared.borrow().files.clone();
         for ino in files {
             let mapping = cx.mm.inode(ino).mapping;
             cx.mm.invalidate_mapping_pages(mapping, cx.cpu);
+        }
+        for sb in 0..cx.mm.sbs.len() {
+            if let Some(bdev) = cx.mm.sbs[sb].bdev_ino {
+                let mapping = cx.mm.inode(bdev).mapping;
+                cx.mm.invalidate_mapping_pages(mapping, cx.cpu);
+            }
         }
         let mut sh = self.shared.borrow_mut();
         sh.round += 1;
