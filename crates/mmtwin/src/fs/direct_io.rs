@@ -49,9 +49,9 @@ impl Mm {
     /// `mpage_readpages`.
     pub fn dio_map_and_submit(&mut self, id: u32, ino: Ino, index: u32, buf: &[Pfn], cpu: Option<usize>) {
         let Some(inode) = self.inodes.get(ino as usize).and_then(|i| i.as_ref()) else { return };
-        let (dev, size, fs) = (self.sbs[inode.sb].dev, inode.size_pages, self.sbs[inode.sb].fs_type);
+        let (dev, size) = (self.sbs[inode.sb].dev, inode.size_pages);
         let mut bio: Option<Bio> = None;
-        let mut mapped_to: Option<(u32, ([u32; 3], usize))> = None;
+        let mut run = None;
         for (i, &pfn) in buf.iter().enumerate() {
             let idx = index + i as u32;
             if u64::from(idx) >= size {
@@ -62,11 +62,7 @@ impl Mm {
                 self.cost_ns += self.costs.clear_page_ns;
                 continue;
             };
-            // get_more_blocks maps a run of blocks in one get_block call.
-            let chain = fs.indirect_chain(u64::from(idx));
-            let same_run = mapped_to.is_some_and(|(j, c)| j + 1 == idx && c == chain);
-            mapped_to = Some((idx, chain));
-            if let Some(meta) = (!same_run).then(|| self.bread_indirect_path(ino, idx, cpu)).flatten() {
+            if let Some(meta) = self.map_block_for_read(ino, idx, &mut run, cpu) {
                 if let Some(b) = bio.take() {
                     self.submit_bio(dev, b);
                 }

@@ -511,6 +511,21 @@ impl Mm {
         (mapping, index, found)
     }
 
+    /// get_block for a reader mapping data block `index` of `ino` (mpage_readpages'
+    /// map_bh, direct I/O's get_more_blocks): one call maps a run of blocks under the same
+    /// indirect blocks, so a block that continues the run mapped last (`run`: its last index
+    /// and indirect path) needs no lookup; otherwise the path is read (`bread_indirect_path`).
+    /// Returns the metadata page to wait for, if any.
+    pub fn map_block_for_read(&mut self, ino: Ino, index: u32, run: &mut Option<(u32, ([u32; 3], usize))>, cpu: Option<usize>) -> Option<Pfn> {
+        let chain = self.sbs[self.inode(ino).sb].fs_type.indirect_chain(u64::from(index));
+        let same_run = run.is_some_and(|(i, c)| i + 1 == index && c == chain);
+        *run = Some((index, chain));
+        if same_run {
+            return None;
+        }
+        self.bread_indirect_path(ino, index, cpu)
+    }
+
     /// ext2_get_branch for a read: looks up the indirect blocks on the path to data block
     /// `index` of `ino`, touching the cached ones. The first that is not cached and uptodate is
     /// returned for the reader to wait on: a page already being read, or a new one whose read

@@ -334,22 +334,15 @@ impl Mm {
         let Some(inode) = self.inodes.get(ino as usize).and_then(|i| i.as_ref()) else { return };
         let (sb, mapping) = (inode.sb, inode.mapping);
         let dev = self.sbs[sb].dev;
-        let fs = self.sbs[sb].fs_type;
         let mut bio: Option<Bio> = None;
-        let mut mapped_to: Option<(u32, ([u32; 3], usize))> = None;
+        let mut run = None;
         for (k, &(index, pfn)) in pages.iter().enumerate() {
             // A page truncated while its readahead waited is not read.
             if self.pages[pfn as usize].mapping != mapping || self.pages[pfn as usize].index != index {
                 continue;
             }
             let Some(sector) = self.bmap(ino, index) else { continue };
-            // One get_block call maps a run of blocks under the same indirect block
-            // (do_mpage_readpage keeps its map_bh): the path is looked up again only when
-            // the run breaks.
-            let chain = fs.indirect_chain(u64::from(index));
-            let same_run = mapped_to.is_some_and(|(i, c)| i + 1 == index && c == chain);
-            mapped_to = Some((index, chain));
-            if let Some(meta) = (!same_run).then(|| self.bread_indirect_path(ino, index, cpu)).flatten() {
+            if let Some(meta) = self.map_block_for_read(ino, index, &mut run, cpu) {
                 if let Some(b) = bio.take() {
                     self.submit_bio(dev, b);
                 }
