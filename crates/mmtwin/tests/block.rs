@@ -209,22 +209,27 @@ fn linux_2_6_32_readahead_may_retry_and_3_0_readahead_may_not() {
     assert_eq!(new.policy.readahead_gfp, ReadaheadGfp::ColdNoretry);
 }
 
+/// Reads page `index` of `ino` with read(), completing the I/O it waits for.
+fn read_page(mm: &mut Mm, ino: mmtwin::fs::Ino, index: u32) {
+    use mmtwin::mm::filemap::PageIo;
+    loop {
+        match mm.file_read_page(ino, index, 4096, 0) {
+            PageIo::Done => return,
+            PageIo::Wait(_) => run_io(mm),
+            PageIo::NoMem => panic!("no memory for readahead"),
+        }
+    }
+}
+
 /// The largest readahead window a sequential reader of a 2,048-page ext4 file reaches.
 fn largest_readahead_window(disk: &str) -> u32 {
-    use mmtwin::mm::filemap::PageIo;
     let machine = format!("nodes = [{{ id = 0, cpus = 1, memory = \"256M\" }}]\nfs = \"ext4\"\n{disk}");
     let mut mm = boot_with(&machine, "linux-3.0", "");
     let ino = mm.create_file(0, 0).unwrap();
     mm.lay_out_file(ino, 2048);
     let mut largest = 0;
     for index in 0..2048 {
-        loop {
-            match mm.file_read_page(ino, index, 4096, 0) {
-                PageIo::Done => break,
-                PageIo::Wait(_) => run_io(&mut mm),
-                PageIo::NoMem => panic!("no memory for readahead"),
-            }
-        }
+        read_page(&mut mm, ino, index);
         largest = largest.max(mm.inode(ino).ra.size);
     }
     largest
@@ -413,20 +418,13 @@ fn a_2632_queue_plug_holds_writeback_until_four_requests_or_3ms_and_a_read_goes_
 
 #[test]
 fn an_ext2_reader_reads_each_indirect_block_once_before_the_data_it_maps() {
-    use mmtwin::mm::filemap::PageIo;
     use mmtwin::mm::mm_types::{PG_ACTIVE, PG_UPTODATE};
     let read_all = |fs: &str| {
         let mut mm = boot_with(&format!("nodes = [{{ id = 0, cpus = 1, memory = \"256M\" }}]\nfs = \"{fs}\""), "linux-3.0", "");
         let ino = mm.create_file(0, 0).unwrap();
         mm.lay_out_file(ino, 3000);
         for index in 0..3000 {
-            loop {
-                match mm.file_read_page(ino, index, 4096, 0) {
-                    PageIo::Done => break,
-                    PageIo::Wait(_) => run_io(&mut mm),
-                    PageIo::NoMem => panic!("no memory for readahead"),
-                }
-            }
+            read_page(&mut mm, ino, index);
         }
         (mm, ino)
     };
