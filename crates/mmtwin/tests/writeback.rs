@@ -173,3 +173,33 @@ fn unlink_drops_dirty_pages_unwritten_and_waits_only_for_those_under_writeback()
     assert_eq!(mm.bdevs[0].stats.sectors[1], out_before, "nothing more was written");
     assert_eq!(mm.global_page_state(ZoneStat::NrFilePages), 0);
 }
+
+#[test]
+fn a_freed_async_write_request_ends_congestion_wait_and_reads_and_direct_writes_do_not() {
+    // __freed_request calls clear_bdi_congested for every request freed below the
+    // congestion-off mark, congested or not, and that wakes the waiters of the request's
+    // class: writeback (WRITE) wakes congestion_wait(BLK_RW_ASYNC); reads and O_DIRECT writes
+    // (WRITE_ODIRECT, a sync write) wake the sync class instead.
+    let mut mm = boot("64M", "ext3", "");
+    let wqh = mm.congestion_wqh;
+    mm.congestion_wait(20_000_000);
+    let (ns, _) = mm.congestion_sleep.expect("the step owes a congestion wait");
+    assert!(ns > 16_000_000 && ns <= 20_000_000, "HZ/50 ended at a tick: {ns}");
+    assert!(!mm.bdevs[0].is_congested(mmtwin::block::Dir::Write), "no queue is congested");
+    let id = mm.new_dio(usize::MAX);
+    for (dir, sector) in [(mmtwin::block::Dir::Read, 0), (mmtwin::block::Dir::Write, 1 << 20)] {
+        mm.dios[id as usize - 1].remaining += 1;
+        let mut b = mmtwin::block::Bio::new(dir, sector, 10_000);
+        b.dio = id;
+        mm.submit_bio(0, b);
+        mm.wakeups.clear();
+        run_io(&mut mm);
+        assert!(!mm.wakeups.contains(&wqh), "a {dir:?} of direct I/O does not end it");
+    }
+    let (_, pfns) = dirty_file(&mut mm, 8);
+    reclaim(&mut mm, pfns[0], Reclaimer::Kswapd, 0);
+    assert!(mm.bdevs[0].in_flight.is_some(), "pageout wrote");
+    mm.wakeups.clear();
+    run_io(&mut mm);
+    assert!(mm.wakeups.contains(&wqh), "a completed writeback request ends it");
+}

@@ -200,8 +200,11 @@ impl Mm {
     }
 
     /// A device finished its request: completes every page (reads become uptodate and are
-    /// unlocked, writes end their writeback), wakes waiters for requests and congestion, and
-    /// starts the next request (running the queue removes a 2.6.32 queue plug).
+    /// unlocked, writes end their writeback), wakes waiters for requests, and, for an async
+    /// write (writeback; not O_DIRECT's WRITE_ODIRECT, a sync write), the tasks in
+    /// congestion_wait(BLK_RW_ASYNC) if the queue is below its congestion-off mark
+    /// (__freed_request → clear_bdi_congested, whether or not it was congested), and starts
+    /// the next request (running the queue removes a 2.6.32 queue plug).
     pub fn blk_complete(&mut self, dev: usize) {
         let rq: Request = self.bdevs[dev].complete();
         if rq.dio != 0 {
@@ -229,12 +232,13 @@ impl Mm {
         }
         self.blk_unplug(dev);
         let d = &self.bdevs[dev];
-        let (full, congested, rq_wait, cwait) = (d.queue_full(rq.dir), d.is_congested(Dir::Write), d.rq_wait, d.congestion_wait);
+        let (full, rq_wait) = (d.queue_full(rq.dir), d.rq_wait);
+        let decongested = rq.dir == Dir::Write && rq.dio == 0 && d.below_congestion_off(Dir::Write);
         if !full {
             self.wake_up(rq_wait);
         }
-        if !congested {
-            self.wake_up(cwait);
+        if decongested {
+            self.wake_up(self.congestion_wqh);
         }
     }
 }

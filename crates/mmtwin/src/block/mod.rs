@@ -576,8 +576,6 @@ pub struct BlockDevice {
     pub stats: DiskStats,
     /// Wait queue of submitters waiting for a free request (get_request_wait).
     pub rq_wait: usize,
-    /// Wait queue of tasks in congestion_wait.
-    pub congestion_wait: usize,
     /// Wait queue the device's flusher thread sleeps on.
     pub flusher_wait: usize,
     /// The flash translation layer, for a device with erase blocks.
@@ -611,7 +609,6 @@ impl BlockDevice {
             unplug_at: 0,
             stats: DiskStats::default(),
             rq_wait: usize::MAX,
-            congestion_wait: usize::MAX,
             flusher_wait: usize::MAX,
         }
     }
@@ -915,19 +912,10 @@ impl BlockDevice {
         self.in_flight.take().expect("a completion without a request in flight").0
     }
 
-    /// Simulated time until the queue would drop below the congestion-off mark in `dir` if
-    /// nothing else arrived (what congestion_wait effectively waits for), or None if it is not
-    /// congested.
-    pub fn time_until_uncongested(&self, dir: Dir, now: u64) -> Option<u64> {
-        if !self.congested[dir as usize] {
-            return None;
-        }
-        let excess = self.queued[dir as usize].len().saturating_sub(self.congestion_off()) + 1;
-        let mut t = self.in_flight.as_ref().map_or(0, |(_, done)| done.saturating_sub(now));
-        for rq in self.queued[dir as usize].iter().take(excess) {
-            t += self.model.request_overhead_ns + rq.nr_sectors * 512 * 1_000_000_000 / self.model.bandwidth.max(1);
-        }
-        Some(t)
+    /// Whether a request freed now leaves `dir`'s pool below the congestion-off mark
+    /// (__freed_request's test before it calls blk_clear_queue_congested).
+    pub fn below_congestion_off(&self, dir: Dir) -> bool {
+        self.allocated(dir as usize) < self.congestion_off()
     }
 }
 
@@ -1027,11 +1015,12 @@ mod tests {
             d.submit_bio(bio(Dir::Write, 1000 * i, &[i as Pfn]), 0);
         }
         assert!(d.is_congested(Dir::Write));
-        assert!(d.time_until_uncongested(Dir::Write, 0).unwrap() > 0);
+        assert!(!d.below_congestion_off(Dir::Write));
         while d.nr_queued(Dir::Write) >= 13 {
             d.dispatch(0, &mut 0);
             d.complete();
         }
         assert!(!d.is_congested(Dir::Write));
+        assert!(d.below_congestion_off(Dir::Write));
     }
 }

@@ -224,6 +224,8 @@ impl Mm {
             mappings: Vec::new(),
             free_mappings: Vec::new(),
             sleep_ns: 0,
+            congestion_sleep: None,
+            congestion_wqh: 0,
             congestion_waits: [0; 3],
             congestion_wait_ns: [0; 3],
             wakeups: Vec::new(),

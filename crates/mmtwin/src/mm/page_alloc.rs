@@ -55,10 +55,19 @@ pub struct Mm {
     pub mappings: Vec<super::filemap::AddressSpace>,
     /// Address space ids free for reuse.
     pub free_mappings: Vec<u32>,
-    /// Sleep the current task owes after its step (congestion_wait, dirty throttling pauses
-    /// inside the kernel), each already ended at its tick (`schedule_timeout_ns`); the engine
-    /// turns it into a sleep.
+    /// Sleep the current task owes after its step (dirty throttling pauses and reclaim
+    /// throttling inside the kernel), each already ended at its tick (`schedule_timeout_ns`);
+    /// the engine turns it into a sleep.
     pub sleep_ns: u64,
+    /// The congestion_wait the current task owes after its step: its timeout (already ended
+    /// at its tick; summed if it waited more than once) and its first caller. The engine puts
+    /// the task on `congestion_wqh` until a freed request wakes it or the timeout passes, and
+    /// credits the time slept to the caller.
+    pub congestion_sleep: Option<(u64, super::vmscan::CongestionSite)>,
+    /// congestion_wqh[BLK_RW_ASYNC]: congestion_wait(BLK_RW_ASYNC) sleeps here, and every
+    /// async (write) request freed on a queue below its congestion-off mark wakes it
+    /// (__freed_request → clear_bdi_congested, 2.6.x-5.x).
+    pub congestion_wqh: usize,
     /// congestion_wait calls and the time they sleep, by caller (`CongestionSite`): mmtwin's
     /// own "why" figures, the stalls Mel Gorman instrumented in 2010 (pg-Stall, ksd-stall).
     pub congestion_waits: [u64; 3],

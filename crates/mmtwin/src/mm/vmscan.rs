@@ -1008,26 +1008,29 @@ impl Mm {
         u64::from(any)
     }
 
-    /// Sleeps the current task until the congested queue clears or its timeout, `timeout_ns`
-    /// ended at a tick, passes (congestion_wait). Called inside the allocator, it becomes a
-    /// sleep after the step. The wait is counted under its caller (`CongestionSite`).
+    /// Whether the current task owes a sleep after its step (a throttling pause or a
+    /// congestion_wait): a task doing a run of page operations stops there.
+    pub fn owes_sleep(&self) -> bool {
+        self.sleep_ns > 0 || self.congestion_sleep.is_some()
+    }
+
+    /// congestion_wait(BLK_RW_ASYNC, timeout): sleeps the current task on congestion_wqh until
+    /// an async (write) request is freed on some queue below its congestion-off mark, or until
+    /// `timeout_ns`, ended at a tick, passes. The queue need not have been congested: 2.6.32
+    /// to 5.x's __freed_request calls clear_bdi_congested, which wakes the waiters, for every
+    /// such request, so while writes complete the sleep is short and while nothing is written
+    /// it runs its full timeout. Called inside the allocator or reclaim, it becomes a sleep
+    /// after the step (the engine's). The call is counted under its caller (`CongestionSite`)
+    /// now, the time slept when it ends.
     pub fn congestion_wait(&mut self, timeout_ns: u64) {
-        let now = self.now_ns;
         let timeout = self.schedule_timeout_ns(timeout_ns);
-        let wait = self
-            .bdevs
-            .iter()
-            .filter_map(|d| d.time_until_uncongested(crate::block::Dir::Write, now))
-            .min()
-            .map_or(timeout, |t| t.min(timeout));
-        self.sleep_ns += wait;
         let site = match (self.in_reclaim, self.reclaimer) {
             (false, _) => CongestionSite::Allocator,
             (true, Reclaimer::Direct) => CongestionSite::DirectReclaim,
             (true, Reclaimer::Kswapd) => CongestionSite::Kswapd,
         };
         self.congestion_waits[site as usize] += 1;
-        self.congestion_wait_ns[site as usize] += wait;
+        self.congestion_sleep.get_or_insert((0, site)).0 += timeout;
     }
 
     /// wait_iff_congested(zone, BLK_RW_ASYNC, timeout): sleeps like congestion_wait, but only

@@ -48,6 +48,9 @@ pub enum After {
     /// Sleep on a wait queue until woken or until the timeout passes (schedule_timeout);
     /// the next step's `TaskCx::timed_out` says which.
     WaitTimeout(WaitQueueId, SimTime),
+    /// As WaitTimeout, with a timeout already ended at its tick by the kernel (ns from the end
+    /// of the step): the engine's form of a congestion_wait the step owes.
+    WaitTimeoutExact(WaitQueueId, SimTime),
     /// Finish.
     Exit,
 }
@@ -123,11 +126,13 @@ struct TaskSlot {
     ran_on: usize,
     /// Not run yet: starts at its CPU's min_vruntime.
     new: bool,
+    /// In congestion_wait: its caller and when the sleep began (credited when it ends).
+    congestion: Option<(crate::mm::vmscan::CongestionSite, SimTime)>,
 }
 
 impl TaskSlot {
     fn new(task: Box<dyn Task>, cpu: usize, state: TaskState, after: After) -> TaskSlot {
-        TaskSlot { task, cpu, state, after, gen: 0, timed_out: false, step_started: 0, slice_start: 0, queued_at: 0, vruntime: 0, ran_on: cpu, new: true }
+        TaskSlot { task, cpu, state, after, gen: 0, timed_out: false, step_started: 0, slice_start: 0, queued_at: 0, vruntime: 0, ran_on: cpu, new: true, congestion: None }
     }
 }
 
@@ -234,14 +239,14 @@ impl Sim {
         };
         // The timer tick's phase, from its own stream so the run's other draws stay as they were.
         sim.mm.sched.tick_phase = Rng::new(seed ^ 0x7469_636b_7068_6173).below(JIFFY_NS);
-        // The hashed page wait table comes first (ids 0..NR_PAGE_WAITQUEUES), then each block
-        // device's request and congestion queues.
+        // The hashed page wait table comes first (ids 0..NR_PAGE_WAITQUEUES), then
+        // congestion_wqh, then each block device's request and flusher queues.
         for _ in 0..crate::mm::filemap::NR_PAGE_WAITQUEUES {
             sim.new_wait_queue();
         }
+        sim.mm.congestion_wqh = sim.new_wait_queue();
         for d in 0..sim.mm.bdevs.len() {
             sim.mm.bdevs[d].rq_wait = sim.new_wait_queue();
-            sim.mm.bdevs[d].congestion_wait = sim.new_wait_queue();
             sim.mm.bdevs[d].flusher_wait = sim.new_wait_queue();
         }
         for nid in 0..sim.mm.nodes.len() {
@@ -385,6 +390,9 @@ impl Sim {
         }
         slot.timed_out = timed_out;
         slot.state = TaskState::Runnable;
+        if let Some((site, start)) = slot.congestion.take() {
+            self.mm.congestion_wait_ns[site as usize] += self.now - start;
+        }
         // Workload tasks stay on their CPU; kswapd may move within its node's CPUs.
         if let Some(nid) = self.kswapd_node(tid) {
             self.tasks[tid].cpu = self.mm.sched.select_cpu(self.tasks[tid].cpu, &self.mm.sched.kswapd_cpus[nid], None);
@@ -484,7 +492,20 @@ impl Sim {
         debug_assert!(self.mm.plug.is_none(), "{} ended a step with its block plug still open", self.tasks[tid].task.name());
         // Sleeps the step asked for inside the kernel (congestion_wait, dirty throttling) follow
         // its CPU time; the memory manager already ended each at its tick.
-        let debt = std::mem::take(&mut self.mm.sleep_ns);
+        let mut debt = std::mem::take(&mut self.mm.sleep_ns);
+        match self.mm.congestion_sleep.take() {
+            Some((ns, site)) if debt == 0 && step.after == After::Continue => {
+                // congestion_wait: on congestion_wqh until a freed request or the timeout.
+                step.after = After::WaitTimeoutExact(self.mm.congestion_wqh, ns);
+                self.tasks[tid].congestion = Some((site, 0));
+            }
+            Some((ns, site)) => {
+                // Behind another sleep or wait: the whole timeout, as before the wakeups.
+                self.mm.congestion_wait_ns[site as usize] += ns;
+                debt += ns;
+            }
+            None => {}
+        }
         if debt > 0 {
             step.after = match step.after {
                 After::Continue => After::SleepExact(debt),
@@ -527,7 +548,7 @@ impl Sim {
         }
         while let Some(nid) = self.mm.kswapd_wakeups.pop() {
             let k = self.kswapd[nid];
-            if self.tasks[k].state == TaskState::Blocked {
+            if self.tasks[k].state == TaskState::Blocked && self.mm.sched.kswapd_sleeping[nid] {
                 self.tasks[k].cpu = self.mm.sched.select_cpu(self.tasks[k].cpu, &self.mm.sched.kswapd_cpus[nid], waker);
                 self.mm.cost_ns += self.mm.costs.wakeup_ns;
                 self.queue.push(self.now, Event::Wake(k, self.tasks[k].gen));
@@ -584,6 +605,17 @@ impl Sim {
                 slot.gen += 1;
                 self.wait_queues[wq].push_back((tid, slot.gen));
                 self.kswapd_sleeps(tid);
+            }
+            After::WaitTimeoutExact(wq, ns) => {
+                // Not kswapd's idle sleep: wakeup_kswapd finds nobody on kswapd_wait.
+                let slot = &mut self.tasks[tid];
+                slot.state = TaskState::Blocked;
+                slot.gen += 1;
+                if let Some((site, _)) = slot.congestion {
+                    slot.congestion = Some((site, self.now));
+                }
+                self.wait_queues[wq].push_back((tid, slot.gen));
+                self.queue.push(self.now + ns, Event::Timeout(tid, slot.gen));
             }
             After::WaitTimeout(wq, ns) => {
                 let at = self.mm.sched.timer_expiry(self.now, ns);
@@ -696,6 +728,51 @@ mod tests {
         let l = log.borrow().clone();
         assert_eq!(l, vec![("waiter", 0), ("waker", 0), ("waker", 1_000_000), ("waiter", 1_005_000)]);
         assert_eq!(s.times.user_ns, 10_000 + 5_000 + 1);
+    }
+
+    /// Calls congestion_wait(HZ/50) in its first step, logs when it runs again, exits.
+    struct CongestionWaiter {
+        step: usize,
+        log: Log,
+    }
+
+    impl Task for CongestionWaiter {
+        fn name(&self) -> &str {
+            "waiter"
+        }
+        fn step(&mut self, cx: &mut TaskCx) -> Step {
+            self.log.borrow_mut().push(("waiter", cx.now));
+            self.step += 1;
+            if self.step == 1 {
+                cx.mm.congestion_wait(20_000_000);
+                return run(1_000, After::Continue);
+            }
+            run(1, After::Exit)
+        }
+    }
+
+    #[test]
+    fn congestion_wait_ends_at_a_wakeup_of_congestion_wqh_or_at_its_tick() {
+        let waited = |wake_at: Option<u64>| {
+            let mut s = sim();
+            let log: Log = Rc::default();
+            s.spawn(Box::new(CongestionWaiter { step: 0, log: log.clone() }), 0);
+            if let Some(t) = wake_at {
+                // Stands in for a write request freed at `t` (blk_complete's wakeup).
+                let wqh = s.mm.congestion_wqh;
+                let waker = Scripted { name: "waker", plan: vec![run(0, After::SleepExact(t)), run(0, After::Exit)], step: 0, wake: Some((1, wqh)), log: log.clone() };
+                s.spawn(Box::new(waker), 1);
+            }
+            s.run(&mut |_| {});
+            let l = log.borrow().clone();
+            let resumed = l.iter().filter(|e| e.0 == "waiter").nth(1).unwrap().1;
+            (resumed, s.mm.congestion_waits[0], s.mm.congestion_wait_ns[0])
+        };
+        // Nothing freed: five jiffies, ended at the tick (20 ms after the call at 0), slept
+        // after the step's CPU time, as every sleep a step owes.
+        assert_eq!(waited(None), (20_001_000, 1, 20_000_000));
+        // A request freed at 3 ms ends it then; the time slept is counted from the step's end.
+        assert_eq!(waited(Some(3_000_000)), (3_000_000, 1, 3_000_000 - 1_000));
     }
 
     #[test]

@@ -65,7 +65,7 @@ pub fn page_loop(
             PageIo::Wait(wq) => return Stop::Wait(wq),
             PageIo::NoMem => return Stop::NoMem,
         }
-        if cx.mm.sleep_ns > 0 {
+        if cx.mm.owes_sleep() {
             // Throttled: the pause follows this step.
             return if *next >= end { Stop::Done } else { Stop::Yield };
         }

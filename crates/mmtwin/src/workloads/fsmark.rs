@@ -167,9 +167,10 @@ struct FsmarkWorker {
 }
 
 impl FsmarkWorker {
-    /// Time inside system calls during this step: the kernel's CPU time and any kernel sleep.
+    /// Time inside system calls during this step: the kernel's CPU time and any kernel sleep
+    /// (a congestion_wait at its timeout, which a freed write request may cut short).
     fn account(&mut self, cx: &TaskCx, before_cost: u64) {
-        self.syscall_ns += cx.mm.cost_ns - before_cost + cx.mm.sleep_ns;
+        self.syscall_ns += cx.mm.cost_ns - before_cost + cx.mm.sleep_ns + cx.mm.congestion_sleep.map_or(0, |c| c.0);
     }
 }
 
