@@ -43,7 +43,8 @@ def run_iteration(
     time they slept, [allocator slow path, direct reclaim, kswapd]; and, for flash devices,
     ``"ftl_gc_copies"``/``"ftl_gc_copied_pages"``: erase blocks the flash translation layer
     closed with a copy, and the pages it copied; ``"buffers_pages"``: pages of the devices' own
-    page cache (file system metadata, /proc/meminfo's Buffers) when the run ended.
+    page cache (file system metadata, /proc/meminfo's Buffers) when the run ended;
+    ``"metadata_reads"``: metadata blocks (indirect blocks) read because they were not cached.
     """
 
 def boot_dump(resolved_toml: str) -> dict[str, str]:

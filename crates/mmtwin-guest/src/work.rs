@@ -50,10 +50,13 @@ pub fn run(cfg: &RunConfig, layout: &MachineLayout, dir: &str, iteration: u32) -
     }
 }
 
-/// Work done before the "before" snapshot, outside what is measured: iozone's files are
-/// written beforehand (its write phase) and must start on disk and out of the page cache.
+/// Work done before the "before" snapshot, outside what is measured: without iozone's write
+/// test its files are written beforehand and must start on disk and out of the page cache.
 pub fn prepare(cfg: &RunConfig, dir: &str) -> R<()> {
     if let WorkloadSpec::Iozone(s) = &cfg.workload {
+        if s.tests.contains(&0) {
+            return Ok(());
+        }
         let files = s.readers.iter().copied().max().unwrap_or(1) as usize;
         let chunk = vec![0x69u8; 1 << 20];
         for d in 0..files {
@@ -78,61 +81,97 @@ fn drop_caches() -> R<()> {
     io("/proc/sys/vm/drop_caches", std::fs::write("/proc/sys/vm/drop_caches", "3\n"))
 }
 
-/// iozone -i 1 -t N: per reader count, N readers each read their own file front to back in
-/// `record`-byte read() calls (O_DIRECT with `direct`), each on its CPU; a round's result is the
-/// sum over readers of KB/s; caches are dropped between rounds. One disk: every reader's file
-/// is on the same file system (the oracle boots one disk).
+/// One timed pass of iozone over every child's file: (report table, writes?, creates?).
+const IOZONE_PASSES: [(&str, bool, bool); 4] = [
+    ("iozone Write Throughput", true, true),
+    ("iozone Rewrite Throughput", true, false),
+    ("iozone Read Throughput", false, false),
+    ("iozone Re-read Throughput", false, false),
+];
+
+/// iozone -i 0 -i 1 -t N: per child count, the passes of the tests in iozone's order (test 0:
+/// write, then rewrite; test 1: read, then re-read), N children each working on its own file
+/// front to back in `record`-byte calls (O_DIRECT reads with `direct`), each on its CPU, all
+/// released together at the start of each pass. A pass's result is the sum over children of
+/// KB/s. With test 0 the files are deleted when the round ends; without it they were written
+/// beforehand and the caches are dropped between rounds. One disk: every child's file is on
+/// the same file system (the oracle boots one disk).
 fn iozone(s: &IozoneSpec, layout: &MachineLayout, dir: &str) -> R<Vec<Metric>> {
     let cpus = s.cpus.clone().unwrap_or_else(|| (0..layout.nr_cpus).collect());
     let record = s.record.0 as usize;
+    let writes = s.tests.contains(&0);
+    let passes: Vec<_> = IOZONE_PASSES.iter().filter(|p| if p.1 { writes } else { s.tests.contains(&1) }).copied().collect();
     let mut out: Vec<Metric> = Vec::new();
-    let mut k = 0;
     for (round, &n) in s.readers.iter().enumerate() {
-        if round > 0 {
+        if round > 0 && !writes {
             drop_caches()?;
         }
-        let mut handles = Vec::new();
-        for d in 0..n as usize {
-            let cpu = cpus[k % cpus.len()];
-            k += 1;
-            let path = format!("{dir}/iozone-{d}");
-            let direct = s.direct;
-            handles.push(thread::spawn(move || -> R<f64> {
-                use std::os::unix::fs::OpenOptionsExt;
-                sys::pin(cpu);
-                let mut o = OpenOptions::new();
-                o.read(true);
-                if direct {
-                    o.custom_flags(libc::O_DIRECT);
-                }
-                let mut f = io(&path, o.open(&path))?;
-                let Some((buf, len, _)) = sys::mmap_anon(record, 4096) else {
-                    return Err("cannot map the read buffer".into());
-                };
-                // SAFETY: the mapping is `len` bytes, ours until munmap below.
-                let slice = unsafe { std::slice::from_raw_parts_mut(buf, len) };
-                let t0 = Instant::now();
-                let mut bytes = 0u64;
-                loop {
-                    let got = io(&path, f.read(slice))?;
-                    if got == 0 {
-                        break;
+        for &(table, write, create) in &passes {
+            let barrier = std::sync::Arc::new(std::sync::Barrier::new(n as usize));
+            let mut handles = Vec::new();
+            for d in 0..n as usize {
+                let cpu = cpus[d % cpus.len()];
+                let path = format!("{dir}/iozone-{d}");
+                let (direct, size, barrier) = (s.direct, s.file_size.0, barrier.clone());
+                handles.push(thread::spawn(move || -> R<f64> {
+                    use std::os::unix::fs::OpenOptionsExt;
+                    sys::pin(cpu);
+                    let mut o = OpenOptions::new();
+                    if write {
+                        o.write(true).create(create).truncate(create);
+                    } else {
+                        o.read(true);
                     }
-                    bytes += got as u64;
-                }
-                let secs = t0.elapsed().as_secs_f64();
-                sys::munmap(buf, len);
-                Ok(bytes as f64 / 1024.0 / secs.max(1e-9))
-            }));
+                    if direct {
+                        o.custom_flags(libc::O_DIRECT);
+                    }
+                    let Some((buf, len, _)) = sys::mmap_anon(record, 4096) else {
+                        return Err("cannot map the I/O buffer".into());
+                    };
+                    // SAFETY: the mapping is `len` bytes, ours until munmap below.
+                    let slice = unsafe { std::slice::from_raw_parts_mut(buf, len) };
+                    slice.fill(0x69);
+                    barrier.wait();
+                    let t0 = Instant::now();
+                    let mut f = io(&path, o.open(&path))?;
+                    let mut bytes = 0u64;
+                    loop {
+                        let got = if write {
+                            let n = (size - bytes).min(len as u64) as usize;
+                            if n == 0 {
+                                0
+                            } else {
+                                io(&path, f.write(&slice[..n]))?
+                            }
+                        } else {
+                            io(&path, f.read(slice))?
+                        };
+                        if got == 0 {
+                            break;
+                        }
+                        bytes += got as u64;
+                    }
+                    drop(f);
+                    let secs = t0.elapsed().as_secs_f64();
+                    sys::munmap(buf, len);
+                    Ok(bytes as f64 / 1024.0 / secs.max(1e-9))
+                }));
+            }
+            let mut total = 0.0;
+            for h in handles {
+                total += join(h)?;
+            }
+            let op = n.to_string();
+            match out.iter_mut().find(|m| m.table == table && m.op == op) {
+                Some(m) => m.value += total,
+                None => out.push(Metric::new(table, "higher", "KB/s", op, total)),
+            }
         }
-        let mut total = 0.0;
-        for h in handles {
-            total += join(h)?;
-        }
-        let op = n.to_string();
-        match out.iter_mut().find(|m| m.op == op) {
-            Some(m) => m.value += total,
-            None => out.push(Metric::new("iozone Read Throughput", "higher", "KB/s", op, total)),
+        if writes {
+            for d in 0..n as usize {
+                let p = format!("{dir}/iozone-{d}");
+                io(&p, std::fs::remove_file(&p))?;
+            }
         }
     }
     Ok(out)

@@ -443,3 +443,43 @@ fn an_ext2_reader_reads_each_indirect_block_once_before_the_data_it_maps() {
     assert_ne!(ext2.pages[p as usize].flags & PG_UPTODATE, 0);
     assert_ne!(ext2.pages[p as usize].flags & PG_ACTIVE, 0, "looked up for each of the 1,024 blocks it maps");
 }
+
+/// One iozone run of `tests` on a 64M ext2 machine, two rounds of one child with 16 MiB files.
+fn iozone_run(tests: &str, direct: bool) -> mmtwin::run::IterationResult {
+    let text = format!(
+        "[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [{{ id = 0, cpus = 1, memory = \"64M\" }}]\nboot_reserved = \"1M\"\nfs = \"ext2\"\n\
+         [[kernel]]\nname = \"k\"\nprofile = \"linux-2.6.32\"\n\
+         [workload]\ntype = \"iozone\"\nreaders = [1, 1]\nfile_size = \"16M\"\ntests = {tests}\ndirect = {direct}\n"
+    );
+    let cfg = Scenario::parse(&text).unwrap_or_else(|e| panic!("{e}")).resolve().remove(0);
+    mmtwin::run::run_iteration(&cfg, 0, &mut |_| {})
+}
+
+#[test]
+fn iozones_write_test_leaves_its_indirect_blocks_cached_for_the_reads_and_after_the_delete() {
+    // iozone -i 0 -i 1: write, rewrite, read, re-read, then the files are deleted. The indirect
+    // blocks the writes allocated are looked up by every later pass, so the reads find them
+    // cached (no 4 KiB metadata read reaches the disk), and ext2 forgets their buffers on
+    // delete but leaves the pages in the block device's cache (Buffers).
+    let w = iozone_run("[0, 1]", false);
+    let tables: Vec<&str> = w.metrics.iter().map(|m| m.table.as_str()).collect();
+    assert_eq!(tables, ["iozone Write Throughput", "iozone Rewrite Throughput", "iozone Read Throughput", "iozone Re-read Throughput"]);
+    assert!(w.metrics.iter().all(|m| m.op == "1" && m.value > 0.0));
+    let disk = &w.disks[0].1;
+    assert_eq!(disk.metadata_reads, 0, "the reads found every indirect block cached");
+    assert!(disk.buffers_pages >= 4, "16 MiB needs 4 indirect blocks and a double-indirect one; {} cached", disk.buffers_pages);
+    // iozone -i 1 on files laid out beforehand, caches dropped between rounds: each round's
+    // reader reads the indirect blocks itself.
+    let r = iozone_run("[1]", false);
+    let tables: Vec<&str> = r.metrics.iter().map(|m| m.table.as_str()).collect();
+    assert_eq!(tables, ["iozone Read Throughput", "iozone Re-read Throughput"]);
+    assert_eq!(r.disks[0].1.metadata_reads, 2 * 5, "each round's read reads the 5 indirect blocks, the re-read finds them");
+    // O_DIRECT writes map their blocks with the same get_block: the indirect blocks are cached
+    // for the O_DIRECT reads too, while the data never enters the page cache.
+    let d = iozone_run("[0, 1]", true);
+    assert_eq!(d.metrics.len(), 4);
+    assert_eq!(d.disks[0].1.metadata_reads, 0);
+    assert!(d.disks[0].1.buffers_pages >= 4);
+    let pages = 2 * 2 * 4096 * 8;
+    assert_eq!(d.disks[0].1.sectors, [pages, pages], "every pass of both rounds went to the disk whole");
+}

@@ -29,7 +29,7 @@ SHAPES = {
     "rq_seg_hist": (2, 8),
 }
 #: Journal counters (absent from results written before journals were modelled: read as 0).
-OPTIONAL = ("journal_commits", "journal_blocks", "checkpoint_blocks", "ordered_data_pages", "ftl_gc_copies", "ftl_gc_copied_pages", "buffers_pages")
+OPTIONAL = ("journal_commits", "journal_blocks", "checkpoint_blocks", "ordered_data_pages", "ftl_gc_copies", "ftl_gc_copied_pages", "buffers_pages", "metadata_reads")
 #: congestion_wait calls and their sleep, by caller (absent from older results: read as zeros).
 WAIT_SITES = ("allocator", "direct reclaim", "kswapd")
 OPTIONAL_SITES = ("congestion_waits", "congestion_wait_ns")
@@ -84,7 +84,7 @@ def tables(blocks: Sequence[Block], fmt: str = "current") -> List[Tuple[str, Lis
     writes = any(b["requests"][1] > 0 for b in blocks)
     journal = any(b["journal_commits"] > 0 for b in blocks)
     ftl = any(b["ftl_gc_copies"] > 0 for b in blocks)
-    buffers = any(b["buffers_pages"] > 0 for b in blocks)
+    buffers = any(b["buffers_pages"] > 0 or b["metadata_reads"] > 0 for b in blocks)
     reads = any(b["requests"][0] > 0 for b in blocks)
     waits = [any(b["congestion_waits"][i] > 0 for b in blocks) for i in range(len(WAIT_SITES))]
 
@@ -127,7 +127,10 @@ def tables(blocks: Sequence[Block], fmt: str = "current") -> List[Tuple[str, Lis
             ]
         if buffers:
             # Metadata blocks (ext2/ext3 indirect blocks) in the block device's page cache.
-            rows += [ratio("Buffers at end (MiB)", float(b["buffers_pages"]) * 4096 / (1 << 20))]
+            rows += [
+                ratio("Buffers at end (MiB)", float(b["buffers_pages"]) * 4096 / (1 << 20)),
+                count("Metadata blocks read", b["metadata_reads"]),
+            ]
         if ftl:
             rows += [
                 count("Erase blocks copied (FTL)", b["ftl_gc_copies"]),

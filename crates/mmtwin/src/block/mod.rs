@@ -510,6 +510,9 @@ pub struct DiskStats {
     /// Pages of the device's page cache (its file system's metadata blocks, /proc/meminfo's
     /// Buffers) when the run ended: a level, not a count.
     pub buffers_pages: u64,
+    /// Metadata blocks read from the device because they were not cached (sb_bread of an
+    /// ext2/ext3 indirect block on the read path).
+    pub metadata_reads: u64,
 }
 
 impl DiskStats {
@@ -537,6 +540,7 @@ impl DiskStats {
         self.ftl.gc_copies += o.ftl.gc_copies;
         self.ftl.gc_copied_pages += o.ftl.gc_copied_pages;
         self.buffers_pages += o.buffers_pages;
+        self.metadata_reads += o.metadata_reads;
     }
 }
 

@@ -1,5 +1,6 @@
-//! Direct I/O (fs/direct-io.c, 2.6.32–3.x do_blockdev_direct_IO for reads): the file's blocks
-//! are read straight into the caller's pinned user pages, bypassing the page cache. Bios are
+//! Direct I/O (fs/direct-io.c, 2.6.32–3.x do_blockdev_direct_IO): the file's blocks are read
+//! straight into, or written straight from, the caller's pinned user pages, bypassing the
+//! page cache. Bios are
 //! built with bio_add_page like buffered I/O, so the user buffer's physical layout decides the
 //! segments; the caller sleeps until every bio of the call has completed.
 
@@ -80,6 +81,38 @@ impl Mm {
         if let Some(b) = bio.take() {
             self.submit_bio(dev, b);
         }
+    }
+
+    /// Writes the user pages `buf` to pages `index..index + buf.len()` of file `ino`
+    /// (do_blockdev_direct_IO, WRITE): each block is mapped with get_block, which allocates the
+    /// blocks of a write past the end of the file as ext2's does for an extending write
+    /// (looking up and caching the indirect blocks on the way), and added to the current bio;
+    /// the file grows to cover the write. Returns the pages under I/O; the caller waits until
+    /// `dio_remaining` is 0.
+    pub fn direct_io_write(&mut self, id: u32, ino: Ino, index: u32, buf: &[Pfn]) -> u32 {
+        let dev = self.sbs[self.inode(ino).sb].dev;
+        let n = buf.len() as u32;
+        self.dios[id as usize - 1].remaining += n;
+        let plugged = self.blk_start_plug(PlugSite::DirectIo);
+        let mut bio: Option<Bio> = None;
+        for (i, &pfn) in buf.iter().enumerate() {
+            self.cost_ns += self.costs.dio_page_ns;
+            let sector = self.get_block(ino, index + i as u32);
+            if !bio.as_mut().is_some_and(|b| b.add_page(&self.bdevs[dev].model, sector, pfn)) {
+                let mut b = Bio::new(Dir::Write, sector, pfn);
+                b.dio = id;
+                if let Some(b) = bio.replace(b) {
+                    self.submit_bio(dev, b);
+                }
+            }
+        }
+        if let Some(b) = bio.take() {
+            self.submit_bio(dev, b);
+        }
+        let i = self.inode_mut(ino);
+        i.size_pages = i.size_pages.max(u64::from(index + n));
+        self.blk_finish_plug(plugged);
+        n
     }
 
     /// dio_bio_end_io for `pages` pages of direct I/O `id`: wakes the caller when all are done.

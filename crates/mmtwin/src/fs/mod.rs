@@ -554,6 +554,7 @@ impl Mm {
             self.mark_page_accessed(pfn);
             let dev = self.sbs[sb].dev;
             let sector = self.sbs[sb].sector_of(block);
+            self.bdevs[dev].stats.metadata_reads += 1;
             self.submit_bio(dev, crate::block::Bio::new(crate::block::Dir::Read, sector, pfn));
             self.blk_flush_plug_list();
             return Some(pfn);
