@@ -504,11 +504,12 @@ impl Mm {
     /// Inserts a freshly allocated page into the page cache and the inactive file LRU
     /// (add_to_page_cache_lru). Returns false if the offset is already cached.
     pub fn add_to_page_cache_lru(&mut self, pfn: Pfn, mapping: u32, index: u32) -> bool {
-        let space = &mut self.mappings[mapping as usize - 1];
-        if space.i_pages.contains_key(&index) {
-            return false;
+        match self.mappings[mapping as usize - 1].i_pages.entry(index) {
+            std::collections::btree_map::Entry::Occupied(_) => return false,
+            std::collections::btree_map::Entry::Vacant(v) => {
+                v.insert(pfn);
+            }
         }
-        space.i_pages.insert(index, pfn);
         let p = &mut self.pages[pfn as usize];
         p.mapping = mapping;
         p.index = index;
