@@ -27,7 +27,9 @@
 //! * Queue depth: at most `nr_requests` requests per direction, queued or held in plugs; a
 //!   submitter finding the pool used up sleeps on the device's request wait queue
 //!   (get_request_wait). The queue is congested above 7/8 of `nr_requests` and uncongested
-//!   again below 13/16 (blk_queue_congestion_threshold).
+//!   again below 13/16 (blk_queue_congestion_threshold). Every async (writeback) request
+//!   completed with the queue below 13/16 wakes the tasks in congestion_wait(BLK_RW_ASYNC),
+//!   congested before or not (`blk_complete`).
 //! * Plugging (`blk_core`): 2.6.32's queues plug themselves when a request finds them empty;
 //!   2.6.39+ tasks hold their requests in an on-stack plug around writepages, the journal's
 //!   writes, readahead and direct I/O (and 6.x reclaim and swap readahead), merging later bios
