@@ -70,13 +70,7 @@ impl Mm {
                 self.meta_read_waiters.push((meta, super::MetaWaiter::Dio { id, ino, index: idx, buf: buf[i..].to_vec() }));
                 return;
             }
-            if !bio.as_mut().is_some_and(|b| b.add_page(&self.bdevs[dev].model, sector, pfn)) {
-                let mut b = Bio::new(Dir::Read, sector, pfn);
-                b.dio = id;
-                if let Some(b) = bio.replace(b) {
-                    self.submit_bio(dev, b);
-                }
-            }
+            self.dio_bio_add_page(dev, &mut bio, Dir::Read, id, sector, pfn);
         }
         if let Some(b) = bio.take() {
             self.submit_bio(dev, b);
@@ -98,13 +92,7 @@ impl Mm {
         for (i, &pfn) in buf.iter().enumerate() {
             self.cost_ns += self.costs.dio_page_ns;
             let sector = self.get_block(ino, index + i as u32);
-            if !bio.as_mut().is_some_and(|b| b.add_page(&self.bdevs[dev].model, sector, pfn)) {
-                let mut b = Bio::new(Dir::Write, sector, pfn);
-                b.dio = id;
-                if let Some(b) = bio.replace(b) {
-                    self.submit_bio(dev, b);
-                }
-            }
+            self.dio_bio_add_page(dev, &mut bio, Dir::Write, id, sector, pfn);
         }
         if let Some(b) = bio.take() {
             self.submit_bio(dev, b);
@@ -113,6 +101,19 @@ impl Mm {
         i.size_pages = i.size_pages.max(u64::from(index + n));
         self.blk_finish_plug(plugged);
         n
+    }
+
+    /// dio_bio_add_page / dio_new_bio: adds `pfn` at `sector` to the current bio of direct
+    /// I/O `id`, or submits that bio and starts a new one when the page does not fit it.
+    fn dio_bio_add_page(&mut self, dev: usize, bio: &mut Option<Bio>, dir: Dir, id: u32, sector: u64, pfn: Pfn) {
+        if bio.as_mut().is_some_and(|b| b.add_page(&self.bdevs[dev].model, sector, pfn)) {
+            return;
+        }
+        let mut b = Bio::new(dir, sector, pfn);
+        b.dio = id;
+        if let Some(b) = bio.replace(b) {
+            self.submit_bio(dev, b);
+        }
     }
 
     /// dio_bio_end_io for `pages` pages of direct I/O `id`: wakes the caller when all are done.
