@@ -80,7 +80,7 @@ def test_at_4608m_the_gain_disappears(report, fs):
     assert p > 0.95 * v
 
 
-NO_DIRECT_ON_EXT3 = pytest.mark.xfail(strict=True, reason="ext3 at 4608M: ext3's indirect blocks are now cached in the block device's page cache, allocated without __GFP_WRITE from the Normal zone that per-zone limits close to page-cache writes; those allocations keep waking kswapd, which balances DMA32 with the lowmem reserve counted, so direct reclaim never runs (seed: 115,384 direct scans, 2% of the scanning); see EXPERIMENTS.md")
+NO_DIRECT_ON_EXT3 = pytest.mark.xfail(strict=True, reason="ext3 at 4608M: write allocations keep the Normal zone just under its low watermark, so every slow-path entry (DMA32 at its low mark plus the lowmem reserve) finds it there and wakes kswapd, and the state where kswapd sleeps while DMA32 fails the min check never forms; direct reclaim never runs (seed: 115,384 direct scans, 2% of the scanning); see EXPERIMENTS.md")
 
 
 @pytest.mark.parametrize("fs", [pytest.param("ext3", marks=NO_DIRECT_ON_EXT3), "ext4", "xfs"])
