@@ -73,6 +73,11 @@ enum Phase {
 }
 
 impl Phase {
+    /// Whether the pass writes (write and rewrite) rather than reads.
+    fn writes(self) -> bool {
+        matches!(self, Phase::Write | Phase::Rewrite)
+    }
+
     /// The report table of the phase (iozone's "Children see throughput for N ...").
     fn table(self) -> &'static str {
         match self {
@@ -251,26 +256,24 @@ impl Task for Child {
         }
         let ino = self.shared.borrow().files[self.disk];
         if self.direct {
-            return self.step_direct(cx, ino, matches!(kind, Phase::Write | Phase::Rewrite));
+            return self.step_direct(cx, ino, kind.writes());
         }
         let record = u64::from(self.record_pages) * PAGE_SIZE;
         let done = self.next;
-        let stop = match kind {
-            Phase::Write | Phase::Rewrite => page_loop(cx, &mut self.next, self.pages, STEP_PAGES, write_op(ino, record, &mut self.throttle)),
-            Phase::Read | Phase::Reread => page_loop(cx, &mut self.next, self.pages, STEP_PAGES, |cx, index| {
+        let stop = if kind.writes() {
+            page_loop(cx, &mut self.next, self.pages, STEP_PAGES, write_op(ino, record, &mut self.throttle))
+        } else {
+            page_loop(cx, &mut self.next, self.pages, STEP_PAGES, |cx, index| {
                 let cpu = cx.cpu;
                 let r = cx.mm.file_read_page(ino, index, PAGE_SIZE, cpu);
                 if r == crate::mm::filemap::PageIo::Done {
                     cx.mm.cost_ns += syscalls_per_page_ns(cx, record);
                 }
                 r
-            }),
+            })
         };
         // A write copies from the user buffer (the user side of write(), as dd's).
-        let user = match kind {
-            Phase::Write | Phase::Rewrite => u64::from(self.next - done) * cx.mm.costs.copy_page_ns / 2,
-            _ => 0,
-        };
+        let user = if kind.writes() { u64::from(self.next - done) * cx.mm.costs.copy_page_ns / 2 } else { 0 };
         if matches!(stop, Stop::Done) {
             let mut s = self.finish(cx, ino);
             s.user_ns = user;
