@@ -638,8 +638,8 @@ fn a_second_access_activates_an_inactive_file_page() {
     let mut mm = boot("linux-3.0", 1, 1, "64M", "");
     let f = mm.new_mapping(1);
     let p = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
-    assert!(mm.add_to_page_cache_lru(p, f, 7));
-    assert!(!mm.add_to_page_cache_lru(p, f, 7), "an offset is cached once");
+    assert!(mm.add_to_page_cache_lru(p, f, 7, Gfp::GFP_KERNEL, 0));
+    assert!(!mm.add_to_page_cache_lru(p, f, 7, Gfp::GFP_KERNEL, 0), "an offset is cached once");
     assert_eq!(mm.find_get_page(f, 7), Some(p));
     assert_eq!(mm.nr_lru_pages(LruList::InactiveFile), 1);
     mm.mark_page_accessed(p); // first access: PG_referenced
@@ -652,7 +652,7 @@ fn a_second_access_activates_an_inactive_file_page() {
     assert_eq!(snap[VmStat::NrFilePages as usize], 1);
     check_all(&mm).unwrap();
     mm.del_page_from_lru_list(p);
-    mm.delete_from_page_cache(p);
+    mm.delete_from_page_cache(p, 0);
     mm.free_pages(p, 0, 0);
     assert_eq!(mm.find_get_page(f, 7), None);
     assert_eq!(mm.mapping(f).nrpages(), 0);

@@ -18,7 +18,7 @@ fn cache_pages(mm: &mut Mm, n: u32, cpu: usize) -> (u32, Vec<Pfn>) {
     let mut pfns = Vec::new();
     for i in 0..n {
         let pfn = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, cpu).unwrap();
-        mm.add_to_page_cache_lru(pfn, mapping, i);
+        mm.add_to_page_cache_lru(pfn, mapping, i, Gfp::GFP_KERNEL, 0);
         mm.pages[pfn as usize].flags |= PG_UPTODATE;
         pfns.push(pfn);
     }
@@ -34,7 +34,7 @@ fn filled_until_kswapd_is_woken(profile: &str, mem: &str) -> Mm {
     let mut i = 0;
     while mm.kswapd_wakeups.is_empty() {
         let pfn = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
-        mm.add_to_page_cache_lru(pfn, mapping, i);
+        mm.add_to_page_cache_lru(pfn, mapping, i, Gfp::GFP_KERNEL, 0);
         mm.pages[pfn as usize].flags |= PG_UPTODATE;
         i += 1;
     }

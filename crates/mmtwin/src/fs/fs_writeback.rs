@@ -138,11 +138,12 @@ impl Mm {
                 blocked = true;
                 break;
             }
-            let pfn = self.mapping(mapping).i_pages[&index];
+            let Some(&pfn) = self.mapping(mapping).i_pages.get(&index) else { continue };
             let f = self.pages[pfn as usize].flags;
-            if f & (PG_LOCKED | PG_WRITEBACK) != 0 {
+            if f & (PG_LOCKED | PG_WRITEBACK) != 0 || f & PG_DIRTY == 0 {
                 continue;
             }
+            self.writeback_page_buffers(pfn, sb);
             let sector = self.get_block(ino, index);
             if !bio.as_mut().is_some_and(|b| b.add_page(&self.bdevs[dev].model, sector, pfn)) {
                 // A gap on the disk (or the segment limit) ends the bio early. The next one

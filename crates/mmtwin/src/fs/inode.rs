@@ -257,7 +257,7 @@ impl Mm {
                 // Isolated by a reclaimer right now: leave it to them.
                 continue;
             }
-            self.delete_from_page_cache(pfn);
+            self.delete_from_page_cache(pfn, cpu);
             self.free_pages(pfn, 0, cpu);
             freed += 1;
         }

@@ -22,6 +22,7 @@
 
 pub mod aops;
 pub mod balloc;
+pub mod buffer;
 pub mod direct_io;
 pub mod fs_writeback;
 pub mod ialloc;
@@ -34,6 +35,7 @@ use crate::block::SECTORS_PER_PAGE;
 use crate::mm::gfp::Gfp;
 use crate::mm::page_alloc::Mm;
 use crate::mm::slab::CacheId;
+use crate::mm::vmstat::Era;
 use crate::mm::Pfn;
 
 /// An inode number: index into `Mm::inodes`.
@@ -168,6 +170,38 @@ impl FsType {
     pub fn delalloc(self) -> bool {
         matches!(self, FsType::Ext4 | FsType::Xfs)
     }
+
+    /// The file system's inode slab cache: name, object size (x86_64, as slabinfo shows it on
+    /// kernels of the era; ext2's is estimated from its struct) and the mask its ->alloc_inode
+    /// uses (ext3, ext4 and xfs allocate inside a transaction: GFP_NOFS).
+    pub fn inode_cache(self, era: Era) -> (&'static str, u32, Gfp) {
+        match (self, era) {
+            (FsType::Ext2, _) => ("ext2_inode_cache", 728, Gfp::GFP_KERNEL),
+            (FsType::Ext3, _) => ("ext3_inode_cache", 768, Gfp::GFP_NOFS),
+            (FsType::Ext4, Era::Linux3) => ("ext4_inode_cache", 1000, Gfp::GFP_NOFS),
+            (FsType::Ext4, Era::Linux6) => ("ext4_inode_cache", 1256, Gfp::GFP_NOFS),
+            (FsType::Xfs, Era::Linux3) => ("xfs_inode", 960, Gfp::GFP_NOFS),
+            (FsType::Xfs, Era::Linux6) => ("xfs_inode", 1024, Gfp::GFP_NOFS),
+        }
+    }
+
+    /// Whether buffered writes of file data go through buffer heads (block_write_begin,
+    /// __block_write_begin): every ext* and the 2.6–3.x xfs (xfs_vm_write_begin); 6.x xfs
+    /// writes through iomap without them.
+    pub fn data_buffer_heads(self, era: Era) -> bool {
+        !(self == FsType::Xfs && era == Era::Linux6)
+    }
+
+    /// Whether a write fault on a shared mapping attaches the page's buffers (->page_mkwrite
+    /// that calls block_page_mkwrite: ext4 and the 3.x xfs); ext2 and ext3 of 3.x have no
+    /// ->page_mkwrite, so a mapped page gets its buffers when it is written back.
+    pub fn page_mkwrite_buffers(self, era: Era) -> bool {
+        match self {
+            FsType::Ext4 => true,
+            FsType::Xfs => era == Era::Linux3,
+            FsType::Ext2 | FsType::Ext3 => false,
+        }
+    }
 }
 
 /// What ->writepage did with a page reclaim handed it.
@@ -261,11 +295,6 @@ impl SuperBlock {
         self.start_sector + block * SECTORS_PER_PAGE
     }
 }
-
-/// Inode objects per slab page (ext4_inode_cache objects are about 1 KiB).
-pub const INODES_PER_SLAB: u32 = 4;
-/// Dentry objects per slab page (192 bytes each).
-pub const DENTRIES_PER_SLAB: u32 = 21;
 
 impl Mm {
     /// The inode with number `ino`.
@@ -487,7 +516,8 @@ impl Mm {
             None => {
                 let cpu = self.sched.current_cpu;
                 let Some(pfn) = self.alloc_pages(METADATA_GFP, 0, cpu) else { return };
-                self.add_to_page_cache_lru(pfn, mapping, index);
+                self.add_to_page_cache_lru(pfn, mapping, index, Gfp::GFP_NOFS, cpu);
+                self.create_empty_buffers(pfn, cpu);
                 self.pages[pfn as usize].flags |= crate::mm::mm_types::PG_UPTODATE;
                 self.sbs[sb].meta_hint[level] = Some((block, pfn));
                 pfn
@@ -547,8 +577,10 @@ impl Mm {
                 continue;
             }
             let gfp = if cpu.is_some() { METADATA_GFP } else { METADATA_GFP.without(Gfp::DIRECT_RECLAIM) };
-            let Some(pfn) = self.alloc_pages(gfp, 0, cpu.unwrap_or(self.sched.current_cpu)) else { continue };
-            self.add_to_page_cache_lru(pfn, mapping, bindex);
+            let acpu = cpu.unwrap_or(self.sched.current_cpu);
+            let Some(pfn) = self.alloc_pages(gfp, 0, acpu) else { continue };
+            self.add_to_page_cache_lru(pfn, mapping, bindex, gfp.without(Gfp::FS), acpu);
+            self.create_empty_buffers(pfn, acpu);
             self.sbs[sb].meta_hint[level] = Some((block, pfn));
             self.pages[pfn as usize].flags |= crate::mm::mm_types::PG_LOCKED;
             self.mark_page_accessed(pfn);
@@ -685,7 +717,7 @@ impl Mm {
         if self.pages[pfn as usize].flags & PG_LRU != 0 {
             self.del_page_from_lru_list(pfn);
         }
-        self.delete_from_page_cache(pfn);
+        self.delete_from_page_cache(pfn, cpu);
         self.free_pages(pfn, 0, cpu);
     }
 }

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::gfp::Gfp;
 use super::page_writeback::DirtyThrottle;
-use super::vmstat::VmStat;
+use super::vmstat::{Era, VmStat};
 use crate::block::{Bio, Dir, PlugSite};
 use crate::fs::Ino;
 
@@ -27,6 +27,8 @@ pub struct AddressSpace {
     pub host: u64,
     /// Cached pages by offset (i_pages).
     pub i_pages: BTreeMap<u32, Pfn>,
+    /// Levels of the page-cache tree above the pages (radix tree height); 0 when empty.
+    pub radix_height: u8,
     /// Offsets of dirty pages (the PAGECACHE_TAG_DIRTY tag).
     pub dirty: BTreeSet<u32>,
     /// Offsets of pages under writeback (PAGECACHE_TAG_WRITEBACK).
@@ -41,6 +43,34 @@ pub const NR_PAGE_WAITQUEUES: usize = 64;
 pub const VM_MAX_READAHEAD_KB: u32 = 128;
 /// MMAP_LOTSAMISS: past this many missed faults, mmap read-around stops.
 pub const MMAP_LOTSAMISS: u32 = 100;
+
+/// Slots per page-cache tree node (RADIX_TREE_MAP_SHIFT, XA_CHUNK_SHIFT).
+pub const RADIX_TREE_MAP_SHIFT: u32 = 6;
+/// 3.x RADIX_TREE_MAX_PATH on 64-bit: the nodes radix_tree_preload keeps per CPU.
+pub const RADIX_TREE_MAX_PATH: usize = 11;
+
+/// A node of a page-cache tree: its children present (pages for a leaf) and the slab its
+/// object lives in (NIL if none could be had).
+#[derive(Clone, Copy, Debug)]
+pub struct RadixNode {
+    pub count: u32,
+    pub slab: Pfn,
+}
+
+/// The key of a tree node: its mapping, level (1 = leaf) and index >> (6 × level).
+#[inline(always)]
+pub fn radix_key(mapping: u32, level: u32, index: u32) -> u64 {
+    (u64::from(mapping) << 32) | (u64::from(level) << 28) | u64::from(index >> (RADIX_TREE_MAP_SHIFT * level))
+}
+
+/// The tree height that index `index` needs (radix_tree_maxindex): 1 below 64, 2 below 4096, ...
+fn radix_height_for(index: u32) -> u8 {
+    let mut h = 1;
+    while h < 6 && (u64::from(index) >> (RADIX_TREE_MAP_SHIFT * h)) != 0 {
+        h += 1;
+    }
+    h as u8
+}
 
 /// The outcome of a page-sized file operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +92,7 @@ impl AddressSpace {
 impl Mm {
     /// Creates the page cache of a new inode; returns its address space id (never 0).
     pub fn new_mapping(&mut self, host: u64) -> u32 {
-        let space = AddressSpace { host, i_pages: BTreeMap::new(), dirty: BTreeSet::new(), writeback: BTreeSet::new() };
+        let space = AddressSpace { host, ..AddressSpace::default() };
         if let Some(id) = self.free_mappings.pop() {
             self.mappings[id as usize - 1] = space;
             return id;
@@ -74,6 +104,7 @@ impl Mm {
     /// Releases an empty address space id for reuse.
     pub fn free_mapping(&mut self, mapping: u32) {
         debug_assert_eq!(self.mapping(mapping).nrpages(), 0);
+        debug_assert_eq!(self.mapping(mapping).radix_height, 0, "mapping {mapping} freed with tree nodes");
         self.free_mappings.push(mapping);
     }
 
@@ -145,7 +176,7 @@ impl Mm {
                 // grab_cache_page_write_begin: the page will be dirtied (__GFP_WRITE).
                 let gfp = self.mapping_gfp_mask().with(Gfp::WRITE);
                 let Some(pfn) = self.alloc_pages(gfp, 0, cpu) else { return PageIo::NoMem };
-                self.add_to_page_cache_lru(pfn, mapping, index);
+                self.add_to_page_cache_lru(pfn, mapping, index, gfp, cpu);
                 // A whole-page write (or one past EOF) needs no read first.
                 self.pages[pfn as usize].flags |= PG_UPTODATE;
                 // write_begin of a file system without delayed allocation maps the block now.
@@ -157,6 +188,10 @@ impl Mm {
         };
         if self.pages[pfn as usize].flags & PG_LOCKED != 0 {
             return PageIo::Wait(self.page_waitqueue(pfn));
+        }
+        let sb = self.inode(ino).sb;
+        if self.sbs[sb].fs_type.data_buffer_heads(self.era) {
+            self.create_empty_buffers(pfn, cpu);
         }
         self.cost_ns += self.copy_page_cost(cpu, pfn, bytes) + self.costs.write_begin_end_ns;
         self.mark_page_accessed(pfn);
@@ -299,7 +334,8 @@ impl Mm {
                 continue;
             }
             let Some(pfn) = self.alloc_pages(gfp, 0, cpu) else { break };
-            self.add_to_page_cache_lru(pfn, mapping, index);
+            // read_pages adds the pages with GFP_KERNEL.
+            self.add_to_page_cache_lru(pfn, mapping, index, Gfp::GFP_KERNEL, cpu);
             if i == nr - lookahead && lookahead > 0 {
                 self.pages[pfn as usize].flags |= PG_READAHEAD;
             }
@@ -432,6 +468,10 @@ impl Mm {
         }
         self.pages[pfn as usize].flags |= PG_YOUNG;
         if write {
+            let sb = self.inode(ino).sb;
+            if self.sbs[sb].fs_type.page_mkwrite_buffers(self.era) {
+                self.create_empty_buffers(pfn, cpu);
+            }
             self.cost_ns += self.costs.touch_page_ns * self.numa_factor_x10(cpu, pfn) / 10;
             let newly = self.set_page_dirty(pfn);
             let dev = self.sbs[self.inode(ino).sb].dev;
@@ -502,14 +542,20 @@ impl Mm {
     }
 
     /// Inserts a freshly allocated page into the page cache and the inactive file LRU
-    /// (add_to_page_cache_lru). Returns false if the offset is already cached.
-    pub fn add_to_page_cache_lru(&mut self, pfn: Pfn, mapping: u32, index: u32) -> bool {
+    /// (add_to_page_cache_lru). The tree nodes the insertion needs are taken from the CPU's
+    /// preloaded ones, allocated beforehand with `tree_gfp` (radix_tree_preload; reclaim may
+    /// run then, before the page is in the cache). Returns false if the offset is already
+    /// cached.
+    pub fn add_to_page_cache_lru(&mut self, pfn: Pfn, mapping: u32, index: u32, tree_gfp: Gfp, cpu: usize) -> bool {
+        // add_to_page_cache_locked preloads before it finds out whether the offset is taken.
+        self.radix_tree_preload(mapping, index, tree_gfp, cpu);
         match self.mappings[mapping as usize - 1].i_pages.entry(index) {
             std::collections::btree_map::Entry::Occupied(_) => return false,
             std::collections::btree_map::Entry::Vacant(v) => {
                 v.insert(pfn);
             }
         }
+        self.radix_tree_insert(mapping, index, cpu);
         let p = &mut self.pages[pfn as usize];
         p.mapping = mapping;
         p.index = index;
@@ -520,17 +566,110 @@ impl Mm {
         true
     }
 
-    /// Removes a page from the page cache (delete_from_page_cache / __remove_mapping); the
-    /// caller has taken it off the LRU and frees it.
-    pub fn delete_from_page_cache(&mut self, pfn: Pfn) {
+    /// Removes a page from the page cache (try_to_release_page's buffer freeing, then
+    /// delete_from_page_cache / __remove_mapping); the caller has taken it off the LRU and
+    /// frees it. Tree nodes left empty go back to their cache (radix_tree_delete; the RCU
+    /// grace period before the kernel frees them is not modelled).
+    pub fn delete_from_page_cache(&mut self, pfn: Pfn, cpu: usize) {
         let (mapping, index) = (self.pages[pfn as usize].mapping, self.pages[pfn as usize].index);
         debug_assert!(mapping != 0, "pfn {pfn} is in no page cache");
+        self.try_to_free_buffers(pfn, cpu);
         let removed = self.mappings[mapping as usize - 1].i_pages.remove(&index);
         debug_assert_eq!(removed, Some(pfn));
+        self.radix_tree_delete(mapping, index, cpu);
         self.pages[pfn as usize].mapping = 0;
         self.mod_page_state(pfn, ZoneStat::NrFilePages, -1);
         self.cost_ns += self.costs.page_cache_op_ns;
         let p = &mut self.pages[pfn as usize];
         p.flags &= !(PG_UPTODATE | PG_READAHEAD | PG_REFERENCED | PG_ACTIVE);
+    }
+
+    /// Tree nodes an insertion at `index` would create: a new top for each level the tree
+    /// grows by, and the nodes missing on the path.
+    fn radix_nodes_needed(&self, mapping: u32, index: u32) -> usize {
+        let h = self.mapping(mapping).radix_height;
+        let need = radix_height_for(index);
+        let mut n = if h == 0 { 0 } else { need.saturating_sub(h) as usize };
+        let top = h.max(need);
+        for level in 1..=u32::from(top) {
+            if self.radix_nodes.contains_key(&radix_key(mapping, level, index)) {
+                break;
+            }
+            n += 1;
+        }
+        n
+    }
+
+    /// radix_tree_preload (3.x: the CPU's pool topped up to RADIX_TREE_MAX_PATH nodes) / 6.x
+    /// xas_nomem (the nodes this insertion needs): node objects allocated with `gfp`, which
+    /// the page cache's callers pass without __GFP_HIGHMEM, so they come from the normal
+    /// zones. An allocation that fails leaves the pool short; the insertion then goes ahead
+    /// without a node object for the missing level (a model shortcut for -ENOMEM).
+    fn radix_tree_preload(&mut self, mapping: u32, index: u32, gfp: Gfp, cpu: usize) {
+        let target = match self.era {
+            Era::Linux3 => RADIX_TREE_MAX_PATH,
+            Era::Linux6 => self.radix_nodes_needed(mapping, index),
+        };
+        while self.radix_preload[cpu].len() < target {
+            match self.kmem_cache_alloc_gfp(super::slab::RADIX_CACHE, gfp.without(Gfp::HIGHMEM), cpu) {
+                Some(slab) => self.radix_preload[cpu].push(slab),
+                None => break,
+            }
+        }
+    }
+
+    /// One node from the CPU's preloaded ones.
+    fn radix_node_alloc(&mut self, cpu: usize) -> RadixNode {
+        RadixNode { count: 1, slab: self.radix_preload[cpu].pop().unwrap_or(NIL) }
+    }
+
+    /// radix_tree_insert's node work for a page at `index`: grow the tree to the height the
+    /// index needs (each new top holds the old one), then count the page in its leaf, making
+    /// the leaf and any missing node above it.
+    fn radix_tree_insert(&mut self, mapping: u32, index: u32, cpu: usize) {
+        let h = self.mapping(mapping).radix_height;
+        let need = radix_height_for(index);
+        if h == 0 {
+            self.mapping_mut(mapping).radix_height = need;
+        } else if need > h {
+            for level in u32::from(h) + 1..=u32::from(need) {
+                let node = self.radix_node_alloc(cpu);
+                self.radix_nodes.insert(radix_key(mapping, level, 0), node);
+            }
+            self.mapping_mut(mapping).radix_height = need;
+        }
+        let top = u32::from(self.mapping(mapping).radix_height);
+        for level in 1..=top {
+            let key = radix_key(mapping, level, index);
+            if let Some(n) = self.radix_nodes.get_mut(&key) {
+                n.count += 1;
+                return;
+            }
+            let node = self.radix_node_alloc(cpu);
+            self.radix_nodes.insert(key, node);
+        }
+    }
+
+    /// radix_tree_delete's node work: uncount the page; a node left empty is freed and
+    /// uncounted in its parent, up to the top. An emptied tree has height 0 (the kernel also
+    /// shrinks a tree whose top holds only its first child: not modelled).
+    fn radix_tree_delete(&mut self, mapping: u32, index: u32, cpu: usize) {
+        let top = u32::from(self.mapping(mapping).radix_height);
+        for level in 1..=top {
+            let key = radix_key(mapping, level, index);
+            let Some(n) = self.radix_nodes.get_mut(&key) else { return };
+            n.count -= 1;
+            if n.count > 0 {
+                return;
+            }
+            let slab = n.slab;
+            self.radix_nodes.remove(&key);
+            if slab != NIL {
+                self.kmem_cache_free(super::slab::RADIX_CACHE, slab, cpu);
+            }
+            if level == top {
+                self.mapping_mut(mapping).radix_height = 0;
+            }
+        }
     }
 }

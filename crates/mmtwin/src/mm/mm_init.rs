@@ -8,6 +8,7 @@ use super::mm_types::{Page, PageState};
 use super::mmzone::*;
 use super::page_alloc::Mm;
 use super::policy::*;
+use super::gfp::Gfp;
 use super::vmstat::{Era, VmEvents};
 use super::{Pfn, MAX_PAGE_ORDER, PAGEBLOCK_NR_PAGES, PAGE_SIZE, SWAP_CLUSTER_MAX};
 use crate::config::machine::{MachineLayout, STRUCT_PAGE_SIZE};
@@ -45,12 +46,21 @@ impl Mm {
     }
 
     /// The machine's disk: a swap partition of `swap` bytes first (swapon, if any), then one
-    /// file system, with the slab caches of its inodes and dentries (the root file system).
+    /// file system (the root file system). The slab caches the model allocates from are made
+    /// here, shaped by SLUB for this machine's CPUs: the file system's inode cache, dentries,
+    /// buffer heads and page-cache tree nodes (`inode_cache`, `dentry_cache`, `BH_CACHE`,
+    /// `RADIX_CACHE` ids in that order).
     fn mount_root(&mut self, disk: &crate::block::DeviceModel, swap: u64, fs_type: crate::fs::FsType) {
-        use super::slab::KmemCache;
-        let nodes = self.nodes.len();
-        self.slab_caches.push(KmemCache::new("inode_cache", crate::fs::INODES_PER_SLAB, true, nodes));
-        self.slab_caches.push(KmemCache::new("dentry", crate::fs::DENTRIES_PER_SLAB, true, nodes));
+        use super::slab::{KmemCache, BUFFER_HEAD_SIZE, DENTRY_SIZE, RADIX_TREE_NODE_SIZE_3X, RADIX_TREE_NODE_SIZE_6X};
+        let (nodes, cpus, era) = (self.nodes.len(), self.cpu_to_node.len(), self.era);
+        let (iname, isize, igfp) = fs_type.inode_cache(era);
+        self.slab_caches.push(KmemCache::new(iname, isize, true, igfp, era, cpus, nodes));
+        self.slab_caches.push(KmemCache::new("dentry", DENTRY_SIZE, true, Gfp::GFP_KERNEL, era, cpus, nodes));
+        // alloc_buffer_head(GFP_NOFS); bh_cachep is SLAB_RECLAIM_ACCOUNT.
+        self.slab_caches.push(KmemCache::new("buffer_head", BUFFER_HEAD_SIZE, true, Gfp::GFP_NOFS, era, cpus, nodes));
+        let rsize = if era == Era::Linux3 { RADIX_TREE_NODE_SIZE_3X } else { RADIX_TREE_NODE_SIZE_6X };
+        self.slab_caches.push(KmemCache::new("radix_tree_node", rsize, true, Gfp::GFP_KERNEL, era, cpus, nodes));
+        self.radix_preload = vec![Vec::new(); cpus];
         // Partitions start at 1 MiB (sector 2048) and are MiB-aligned.
         let mut fs_start = 2048;
         if swap > 0 {
@@ -244,6 +254,9 @@ impl Mm {
             inodes: Vec::new(),
             free_inos: Vec::new(),
             slab_caches: Vec::new(),
+            radix_preload: Vec::new(),
+            radix_nodes: Default::default(),
+            buffers: Default::default(),
             shrinker_deferred: Vec::new(),
             swap: None,
             anon_vmas: Vec::new(),

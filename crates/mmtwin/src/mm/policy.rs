@@ -289,6 +289,18 @@ pub enum ShrinkerPolicy {
     PerSuperblock,
 }
 
+/// Whether SLUB's first, high-order try at a new slab may reclaim (allocate_slab).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SlabHighOrder {
+    /// 2.6.23–3.x: the try keeps the caller's reclaim bits with __GFP_NORETRY added: it wakes
+    /// kswapd for its order and may run direct reclaim once before falling back.
+    MayReclaim,
+    /// 6.x (read from 6.12): a try above the fallback order by a caller that may reclaim drops
+    /// __GFP_RECLAIM (no kswapd, no direct reclaim) and takes __GFP_NOMEMALLOC.
+    NoReclaim,
+}
+
 /// The memory manager's era policies, resolved (every field set).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -312,6 +324,7 @@ pub struct MmPolicy {
     pub lowmem_reserve: LowmemReserve,
     pub blk_plug: BlkPlugPolicy,
     pub shrinker: ShrinkerPolicy,
+    pub slab_high_order: SlabHighOrder,
     /// buddy_merge_likely (both eras): free a block to the list tail when its parent's buddy is
     /// free, so it stays free long enough to merge.
     pub merge_tail_heuristic: bool,
@@ -339,6 +352,7 @@ impl MmPolicy {
         lowmem_reserve: LowmemReserve::KeepEmpty,
         blk_plug: BlkPlugPolicy::TaskPlug,
         shrinker: ShrinkerPolicy::GlobalCaches,
+        slab_high_order: SlabHighOrder::MayReclaim,
         merge_tail_heuristic: true,
     };
 
@@ -380,6 +394,7 @@ impl MmPolicy {
         lowmem_reserve: LowmemReserve::ClearEmpty,
         blk_plug: BlkPlugPolicy::MqPlug,
         shrinker: ShrinkerPolicy::PerSuperblock,
+        slab_high_order: SlabHighOrder::NoReclaim,
         merge_tail_heuristic: true,
     };
 

@@ -525,7 +525,7 @@ impl Mm {
                 if anon {
                     self.delete_from_swap_cache_for_reclaim(pfn);
                 } else {
-                    self.delete_from_page_cache(pfn);
+                    self.delete_from_page_cache(pfn, self.reclaim_cpu);
                 }
                 self.cost_ns += self.costs.remove_mapping_ns;
                 freed.push(pfn);

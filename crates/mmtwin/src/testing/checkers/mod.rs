@@ -6,9 +6,13 @@
 //!                         lruvec its flags and zone name; no PG_lru page is off the lists.
 //! * `watermark_checker` — watermarks are ordered and fit within the zone's managed pages.
 //! * `swap_checker`      — anon page tables, the swap cache and the swap map agree.
+//! * `slab_checker`      — slab objects in use are the objects held (inodes, dentries, buffer
+//!                         heads, tree nodes); partial lists, slab counts and NR_SLAB_* agree;
+//!                         page-cache trees count their pages.
 
 pub mod buddy_checker;
 pub mod lru_checker;
+pub mod slab_checker;
 pub mod swap_checker;
 pub mod watermark_checker;
 
@@ -21,6 +25,7 @@ pub fn check_all(mm: &Mm) -> Result<(), String> {
     lru_checker::check(mm)?;
     watermark_checker::check(mm)?;
     swap_checker::check(mm)?;
+    slab_checker::check(mm)?;
     Ok(())
 }
 

@@ -1,0 +1,151 @@
+//! Mechanism tests of the slab caches the page cache and the file systems allocate from: one
+//! kernel behaviour each.
+
+mod common;
+use mmtwin::config::scenario::Scenario;
+use mmtwin::mm::filemap::PageIo;
+use mmtwin::mm::gfp::Gfp;
+use mmtwin::mm::mmzone::{ZoneStat, ZoneType};
+use mmtwin::mm::slab::{BH_CACHE, INODE_CACHE, RADIX_CACHE};
+use mmtwin::mm::Mm;
+use mmtwin::testing::checkers::check_all;
+
+/// A one-node machine of `mem` and `cpus` CPUs with file system `fs` and kernel `profile`.
+fn boot(profile: &str, cpus: usize, mem: &str, fs: &str) -> Mm {
+    let text = format!(
+        "[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [{{ id = 0, cpus = {cpus}, memory = \"{mem}\" }}]\nboot_reserved = \"1M\"\nfs = \"{fs}\"\n\
+         [[kernel]]\nname = \"k\"\nprofile = \"{profile}\"\n[workload]\ntype = \"anon-churn\"\n"
+    );
+    Mm::boot(&Scenario::parse(&text).unwrap_or_else(|e| panic!("{e}")).resolve().remove(0))
+}
+
+/// Takes every free block of node 0's zones and gives back every other page (up to half the
+/// way from min to low watermark if `below_low`): free memory with no block above order 0.
+fn fragment(mm: &mut Mm, below_low: bool) {
+    for zt in [ZoneType::Dma, ZoneType::Dma32] {
+        let z = common::zid(0, zt);
+        let blocks = common::drain_zone(mm, z);
+        let limit = if below_low { (mm.zones[z].min_wmark_pages() + mm.zones[z].low_wmark_pages()) / 2 + 1 } else { u64::MAX };
+        let singles = blocks.iter().flat_map(|&(pfn, order)| (0..1u32 << order).step_by(2).map(move |i| pfn + i));
+        for pfn in singles.take(limit.min(usize::MAX as u64) as usize) {
+            let mt = mm.get_pageblock_migratetype(pfn);
+            mm.__free_one_page(z, pfn, 0, mt);
+        }
+    }
+}
+
+fn write_file(mm: &mut Mm, pages: u32) -> u32 {
+    let ino = mm.create_file(0, 0).unwrap();
+    let mut t = Default::default();
+    for i in 0..pages {
+        assert_eq!(mm.file_write_page(ino, i, 4096, 0, &mut t), PageIo::Done);
+    }
+    ino
+}
+
+#[test]
+fn a_buffered_write_gives_each_page_a_buffer_head_until_the_page_leaves_the_cache() {
+    let mut mm = boot("linux-3.0", 1, "64M", "ext3");
+    let slab0 = mm.global_page_state(ZoneStat::NrSlabReclaimable);
+    let ino = write_file(&mut mm, 100);
+    let bh = &mm.slab_caches[BH_CACHE];
+    // 104-byte heads, 39 to an order-0 slab: the 100 data pages and the file's indirect block
+    // (a block-device page, which always has buffers) fill three slabs.
+    assert_eq!((bh.order, bh.objects(0), bh.active_objs, bh.nr_slabs), (0, 39, 101, 3));
+    let mapping = mm.inode(ino).mapping;
+    let pfn = mm.find_get_page(mapping, 5).unwrap();
+    assert!(mm.page_has_buffers(pfn));
+    assert!(mm.global_page_state(ZoneStat::NrSlabReclaimable) >= slab0 + 3);
+    // Buffer heads come GFP_NOFS, reclaimable, from the highest zone the mask allows.
+    let slab = mm.buffers[&pfn];
+    assert_eq!(mm.get_pageblock_migratetype(slab), mmtwin::mm::MigrateType::Reclaimable);
+    check_all(&mm).unwrap();
+    mm.close_file(ino);
+    assert_eq!(mm.unlink_file(ino, 0), None);
+    assert!(!mm.page_has_buffers(pfn));
+    let bh = &mm.slab_caches[BH_CACHE];
+    // Emptied slabs stay on the node's partial list up to min_partial (ilog2(104) = 6); the
+    // indirect block's page stays cached.
+    assert_eq!((bh.active_objs, bh.nr_slabs, bh.min_partial), (1, 3, 6));
+    check_all(&mm).unwrap();
+}
+
+#[test]
+fn xfs_data_pages_have_buffer_heads_in_3x_and_none_in_6x() {
+    for (profile, expect) in [("linux-3.0", 10), ("linux-6.x", 0)] {
+        let mut mm = boot(profile, 1, "64M", "xfs");
+        write_file(&mut mm, 10);
+        assert_eq!(mm.slab_caches[BH_CACHE].active_objs, expect, "{profile}");
+        check_all(&mm).unwrap();
+    }
+}
+
+#[test]
+fn page_cache_tree_nodes_are_allocated_per_64_pages_and_freed_when_empty() {
+    let mut mm = boot("linux-3.0", 2, "64M", "ext4");
+    let ino = write_file(&mut mm, 130);
+    let preloaded: usize = mm.radix_preload.iter().map(Vec::len).sum();
+    // Pages 0..130 need three leaves (0-63, 64-127, 128-129) under one level-2 node; the CPU's
+    // pool is topped up to RADIX_TREE_MAX_PATH (11) after each insertion.
+    assert_eq!(preloaded, 11);
+    assert_eq!(mm.slab_caches[RADIX_CACHE].active_objs, 4 + 11);
+    assert_eq!(mm.mapping(mm.inode(ino).mapping).radix_height, 2);
+    check_all(&mm).unwrap();
+    mm.close_file(ino);
+    assert_eq!(mm.unlink_file(ino, 0), None);
+    assert_eq!(mm.slab_caches[RADIX_CACHE].active_objs, 11, "only the preloaded nodes are left");
+    check_all(&mm).unwrap();
+}
+
+#[test]
+fn an_inode_cache_slab_is_order_3_on_24_cpus_and_falls_back_to_order_0_when_the_zone_is_fragmented() {
+    let mut mm = boot("linux-3.0", 24, "64M", "ext3");
+    let c = &mm.slab_caches[INODE_CACHE];
+    assert_eq!((c.name, c.order, c.objects(3), c.min_order), ("ext3_inode_cache", 3, 42, 0));
+    let ino = mm.create_file(0, 0).unwrap();
+    let slab = mm.inode(ino).slab;
+    assert_eq!(mm.pages[slab as usize].order, 3);
+    fragment(&mut mm, false);
+    // Fill the first slab so the next inode needs a new one.
+    for _ in 1..42 {
+        mm.create_file(0, 0).unwrap();
+    }
+    let before = mm.slab_caches[INODE_CACHE].order_fallback;
+    let ino = mm.create_file(0, 0).unwrap();
+    let slab = mm.inode(ino).slab;
+    assert_eq!(mm.pages[slab as usize].order, 0, "ORDER_FALLBACK to s->min");
+    assert_eq!(mm.slab_caches[INODE_CACHE].order_fallback, before + 1);
+    assert_eq!(mm.slab_objects(INODE_CACHE, slab), 5);
+}
+
+#[test]
+fn a_3x_high_order_slab_try_asks_kswapd_for_its_order_and_a_6x_one_does_not() {
+    for (profile, wakes) in [("linux-3.0", true), ("linux-6.x", false)] {
+        let mut mm = boot(profile, 24, "64M", "ext3");
+        // Every zone under its low watermark with no free block above order 0.
+        fragment(&mut mm, true);
+        mm.nodes[0].kswapd_wait_pending = false;
+        mm.nodes[0].kswapd_order = 0;
+        let slab = mm.kmem_cache_alloc_gfp(INODE_CACHE, Gfp::GFP_NOFS, 0).unwrap();
+        assert_eq!(mm.pages[slab as usize].order, 0, "{profile}: fell back to order 0");
+        // The order-0 fallback, below the low watermark, wakes kswapd in both eras; only the
+        // 3.x high-order try asks it for order 3.
+        assert!(mm.nodes[0].kswapd_wait_pending, "{profile}");
+        assert_eq!(mm.nodes[0].kswapd_order == 3, wakes, "{profile}: kswapd asked for order {}", mm.nodes[0].kswapd_order);
+    }
+}
+
+#[test]
+fn the_slab_checker_catches_a_lost_buffer_head_and_a_miscounted_tree() {
+    let mut mm = boot("linux-3.0", 1, "64M", "ext4");
+    let ino = write_file(&mut mm, 70);
+    check_all(&mm).unwrap();
+    let pfn = mm.find_get_page(mm.inode(ino).mapping, 3).unwrap();
+    let mut lost = mm.clone();
+    lost.buffers.remove(&pfn);
+    assert!(check_all(&lost).unwrap_err().contains("objects in use"));
+    let mut bad = mm.clone();
+    let key = mmtwin::mm::filemap::radix_key(mm.inode(ino).mapping, 1, 0);
+    bad.radix_nodes.get_mut(&key).unwrap().count += 1;
+    assert!(check_all(&bad).unwrap_err().contains("leaves count"));
+}
