@@ -18,6 +18,8 @@ use crate::sim::{After, Step, Task, TaskCx};
 
 /// MIN_WRITEBACK_PAGES: every inode gets at least 4 MB of writeback per turn.
 pub const MIN_WRITEBACK_PAGES: u64 = 1024;
+/// PAGEVEC_SIZE: write_cache_pages looks the dirty tag up this many pages at a time.
+const WRITEBACK_CHUNK: usize = 14;
 
 /// Per-device writeback counters (bdi_stat and bdi state).
 #[derive(Clone, Debug, Default)]
@@ -115,49 +117,62 @@ impl Mm {
         i.state &= !I_DIRTY_PAGES;
         let start = if range_cyclic { i.writeback_index } else { 0 };
         let mapping = i.mapping;
-        let mut indexes: Vec<u32> = self.mapping(mapping).dirty.range(start..).copied().take(nr_to_write as usize).collect();
-        if range_cyclic && (indexes.len() as u64) < nr_to_write && start > 0 {
-            let more = nr_to_write as usize - indexes.len();
-            indexes.extend(self.mapping(mapping).dirty.range(..start).copied().take(more));
-        }
         let own_writepages = self.sbs[sb].fs_type == super::FsType::Ext4;
         let plugged = self.blk_start_plug(PlugSite::Writepages { own_writepages });
         let mut written = 0u64;
         let mut blocked = false;
         let mut bio: Option<Bio> = None;
         let mut next_index = start;
-        for index in indexes {
-            // A full bio goes now, and the next starts only when there is a request for it:
-            // the kernel's writer sleeps in get_request_wait between bios; here it stops and
-            // resumes at this page (writeback_index), before its block is allocated.
-            if bio.as_ref().is_some_and(|b| b.is_full(&self.bdevs[dev].model)) {
-                let b = bio.take().expect("a full bio");
-                self.submit_bio(dev, b);
-            }
-            if bio.is_none() && self.bdevs[dev].queue_full(Dir::Write) {
-                blocked = true;
+        // The dirty tag is walked from `start` to the end, then (cyclic) from 0 up to `start`,
+        // at most `nr_to_write` offsets in all, a pagevec at a time (pagevec_lookup_tag).
+        let mut budget = nr_to_write as usize;
+        let (mut cursor, mut end) = (start, u32::MAX);
+        let mut chunk: Vec<u32> = Vec::with_capacity(WRITEBACK_CHUNK);
+        'walk: while budget > 0 {
+            chunk.clear();
+            chunk.extend(self.mapping(mapping).dirty.range(cursor..end).copied().take(budget.min(WRITEBACK_CHUNK)));
+            let Some(&last) = chunk.last() else {
+                if range_cyclic && start > 0 && end == u32::MAX {
+                    (cursor, end) = (0, start);
+                    continue;
+                }
                 break;
-            }
-            let Some(&pfn) = self.mapping(mapping).i_pages.get(&index) else { continue };
-            let f = self.pages[pfn as usize].flags;
-            if f & (PG_LOCKED | PG_WRITEBACK) != 0 || f & PG_DIRTY == 0 {
-                continue;
-            }
-            self.writeback_page_buffers(pfn, sb);
-            let sector = self.get_block(ino, index);
-            if !bio.as_mut().is_some_and(|b| b.add_page(&self.bdevs[dev].model, sector, pfn)) {
-                // A gap on the disk (or the segment limit) ends the bio early. The next one
-                // starts at once, so a queue that filled just now holds one request more
-                // than nr_requests until the writer stops at the next boundary.
-                if let Some(b) = bio.replace(Bio::new(Dir::Write, sector, pfn)) {
+            };
+            budget -= chunk.len();
+            cursor = last + 1;
+            for &index in &chunk {
+                // A full bio goes now, and the next starts only when there is a request for it:
+                // the kernel's writer sleeps in get_request_wait between bios; here it stops and
+                // resumes at this page (writeback_index), before its block is allocated.
+                if bio.as_ref().is_some_and(|b| b.is_full(&self.bdevs[dev].model)) {
+                    let b = bio.take().expect("a full bio");
                     self.submit_bio(dev, b);
                 }
+                if bio.is_none() && self.bdevs[dev].queue_full(Dir::Write) {
+                    blocked = true;
+                    break 'walk;
+                }
+                let Some(&pfn) = self.mapping(mapping).i_pages.get(&index) else { continue };
+                let f = self.pages[pfn as usize].flags;
+                if f & (PG_LOCKED | PG_WRITEBACK) != 0 || f & PG_DIRTY == 0 {
+                    continue;
+                }
+                self.writeback_page_buffers(pfn, sb);
+                let sector = self.get_block(ino, index);
+                if !bio.as_mut().is_some_and(|b| b.add_page(&self.bdevs[dev].model, sector, pfn)) {
+                    // A gap on the disk (or the segment limit) ends the bio early. The next one
+                    // starts at once, so a queue that filled just now holds one request more
+                    // than nr_requests until the writer stops at the next boundary.
+                    if let Some(b) = bio.replace(Bio::new(Dir::Write, sector, pfn)) {
+                        self.submit_bio(dev, b);
+                    }
+                }
+                self.cost_ns += self.costs.writeback_page_ns;
+                self.clear_page_dirty_for_io(pfn);
+                self.set_page_writeback(pfn, dev);
+                written += 1;
+                next_index = index + 1;
             }
-            self.cost_ns += self.costs.writeback_page_ns;
-            self.clear_page_dirty_for_io(pfn);
-            self.set_page_writeback(pfn, dev);
-            written += 1;
-            next_index = index + 1;
         }
         if let Some(b) = bio.take() {
             self.submit_bio(dev, b);
