@@ -149,3 +149,30 @@ fn the_slab_checker_catches_a_lost_buffer_head_and_a_miscounted_tree() {
     bad.radix_nodes.get_mut(&key).unwrap().count += 1;
     assert!(check_all(&bad).unwrap_err().contains("leaves count"));
 }
+
+#[test]
+fn a_3x_ext4_write_allocates_without_gfp_fs_so_its_direct_reclaim_leaves_the_inode_cache_alone() {
+    use mmtwin::mm::vmstat::VmStat;
+    // AOP_FLAG_NOFS: ext4_da_write_begin asks for it in 3.x, ext3_write_begin does not.
+    for (fs, prunes) in [("ext3", true), ("ext4", false)] {
+        let mut mm = boot("linux-3.0", 1, "64M", fs);
+        // Unused inodes for the shrinker: files written once and closed.
+        for _ in 0..200 {
+            let ino = write_file(&mut mm, 1);
+            mm.close_file(ino);
+        }
+        let ino = mm.create_file(0, 0).unwrap();
+        // Take free memory under the min watermark with unmovable pages.
+        let zones: Vec<usize> = (0..mm.zones.len()).filter(|&z| mm.zones[z].managed_pages > 0).collect();
+        while zones.iter().any(|&z| mm.zones[z].nr_free_pages as u64 > mm.zones[z].min_wmark_pages() / 2) {
+            if mm.alloc_pages(Gfp::GFP_ATOMIC, 0, 0).is_none() {
+                break;
+            }
+        }
+        let before = mm.events.get(VmStat::SlabsScanned);
+        let mut t = Default::default();
+        let _ = mm.file_write_page(ino, 0, 4096, 0, &mut t);
+        let scanned = mm.events.get(VmStat::SlabsScanned) - before;
+        assert_eq!(scanned > 0, prunes, "{fs}: slabs scanned by the write's direct reclaim: {scanned}");
+    }
+}

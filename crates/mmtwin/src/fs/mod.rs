@@ -185,6 +185,25 @@ impl FsType {
         }
     }
 
+    /// The mask of a file's page cache (mapping_gfp_mask): GFP_HIGHUSER_MOVABLE, without
+    /// __GFP_FS for the 6.x xfs, which clears it on every inode's mapping (xfs_setup_inode).
+    pub fn mapping_gfp(self, era: Era) -> Gfp {
+        if self == FsType::Xfs && era == Era::Linux6 {
+            Gfp::GFP_HIGHUSER_MOVABLE.without(Gfp::FS)
+        } else {
+            Gfp::GFP_HIGHUSER_MOVABLE
+        }
+    }
+
+    /// Whether write_begin asks grab_cache_page_write_begin for AOP_FLAG_NOFS, so a buffered
+    /// write's page comes without __GFP_FS (its direct reclaim neither writes pages nor prunes
+    /// the inode and dentry caches): 3.x ext4 (ext4_write_begin, ext4_da_write_begin) and xfs
+    /// (xfs_vm_write_begin); not ext2 or ext3, and not 6.x ext4, which takes the folio before
+    /// it starts a handle.
+    pub fn write_begin_nofs(self, era: Era) -> bool {
+        era == Era::Linux3 && matches!(self, FsType::Ext4 | FsType::Xfs)
+    }
+
     /// Whether buffered writes of file data go through buffer heads (block_write_begin,
     /// __block_write_begin): every ext* and the 2.6–3.x xfs (xfs_vm_write_begin); 6.x xfs
     /// writes through iomap without them.

@@ -139,9 +139,9 @@ impl Mm {
         }
     }
 
-    /// The gfp of a file's page cache allocations (mapping_gfp_mask: GFP_HIGHUSER_MOVABLE).
-    pub fn mapping_gfp_mask(&self) -> Gfp {
-        Gfp::GFP_HIGHUSER_MOVABLE
+    /// The gfp of file `ino`'s page cache allocations (mapping_gfp_mask): its file system's.
+    pub fn mapping_gfp_mask(&self, ino: Ino) -> Gfp {
+        self.sbs[self.inode(ino).sb].fs_type.mapping_gfp(self.era)
     }
 
     /// Cost factor ×10 of touching memory on `page_node` from `cpu` (NUMA distance / 10).
@@ -173,10 +173,14 @@ impl Mm {
         let pfn = match self.find_get_page(mapping, index) {
             Some(p) => p,
             None => {
-                // grab_cache_page_write_begin: the page will be dirtied (__GFP_WRITE).
-                let gfp = self.mapping_gfp_mask().with(Gfp::WRITE);
+                // grab_cache_page_write_begin: the page will be dirtied (__GFP_WRITE); a file
+                // system that asks for AOP_FLAG_NOFS gets the page and its tree nodes without
+                // __GFP_FS.
+                let nofs = self.sbs[self.inode(ino).sb].fs_type.write_begin_nofs(self.era);
+                let fs_bit = if nofs { Gfp::FS } else { Gfp(0) };
+                let gfp = self.mapping_gfp_mask(ino).with(Gfp::WRITE).without(fs_bit);
                 let Some(pfn) = self.alloc_pages(gfp, 0, cpu) else { return PageIo::NoMem };
-                self.add_to_page_cache_lru(pfn, mapping, index, gfp, cpu);
+                self.add_to_page_cache_lru(pfn, mapping, index, Gfp::GFP_KERNEL.without(fs_bit), cpu);
                 // A whole-page write (or one past EOF) needs no read first.
                 self.pages[pfn as usize].flags |= PG_UPTODATE;
                 // write_begin of a file system without delayed allocation maps the block now.
@@ -320,8 +324,8 @@ impl Mm {
         let mapping = self.inode(ino).mapping;
         let size = self.inode(ino).size_pages;
         let gfp = match self.policy.readahead_gfp {
-            super::policy::ReadaheadGfp::Cold => self.mapping_gfp_mask().with(Gfp::COLD),
-            super::policy::ReadaheadGfp::ColdNoretry => self.mapping_gfp_mask().with(Gfp::COLD).with(Gfp::NORETRY).with(Gfp::NOWARN),
+            super::policy::ReadaheadGfp::Cold => self.mapping_gfp_mask(ino).with(Gfp::COLD),
+            super::policy::ReadaheadGfp::ColdNoretry => self.mapping_gfp_mask(ino).with(Gfp::COLD).with(Gfp::NORETRY).with(Gfp::NOWARN),
         };
         let plugged = self.blk_start_plug(PlugSite::Readahead);
         let mut to_read = Vec::new();
@@ -334,8 +338,9 @@ impl Mm {
                 continue;
             }
             let Some(pfn) = self.alloc_pages(gfp, 0, cpu) else { break };
-            // read_pages adds the pages with GFP_KERNEL.
-            self.add_to_page_cache_lru(pfn, mapping, index, Gfp::GFP_KERNEL, cpu);
+            // 3.x read_pages adds the pages with GFP_KERNEL; 6.x with the pages' own mask.
+            let tree_gfp = if self.era == Era::Linux3 { Gfp::GFP_KERNEL } else { gfp };
+            self.add_to_page_cache_lru(pfn, mapping, index, tree_gfp, cpu);
             if i == nr - lookahead && lookahead > 0 {
                 self.pages[pfn as usize].flags |= PG_READAHEAD;
             }
