@@ -168,3 +168,37 @@ fn a_clean_swap_cache_page_is_reclaimed_without_another_write() {
     assert_eq!(mm.events.get(VmStat::Pswpout), writes, "unchanged pages are not written again");
 }
 
+
+#[test]
+fn a_3x_zone_with_almost_no_page_cache_has_only_its_anon_lists_scanned() {
+    // get_scan_count: file + free at or below the high watermark forces anon-only scanning.
+    for starved in [true, false] {
+        let mut mm = boot("64M");
+        let zid = mm.zones.iter().position(|z| z.zone_type == mmtwin::mm::ZoneType::Dma32).unwrap();
+        populate(&mut mm, 512);
+        let f = mm.new_mapping(1);
+        for i in 0..64 {
+            let p = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
+            assert!(mm.add_to_page_cache_lru(p, f, i, Gfp::GFP_KERNEL, 0));
+        }
+        if starved {
+            // Hold free memory so that file + free stays under the high watermark.
+            let high = mm.zones[zid].high_wmark_pages();
+            while mm.zones[zid].nr_free_pages as u64 + 64 > high {
+                mm.alloc_pages(Gfp::GFP_ATOMIC.with(Gfp::DMA32), 0, 0).unwrap();
+            }
+        }
+        let lv = mm.page_lruvec(mm.find_get_page(f, 0).unwrap());
+        let before = mm.lruvecs[lv].reclaim_stat.recent_scanned;
+        mm.in_reclaim = true;
+        mm.reclaimer = Reclaimer::Kswapd;
+        let mut sc = ScanControl::new(Reclaimer::Kswapd, Gfp::GFP_KERNEL, 0, u64::MAX, mm.sysctl.swappiness);
+        sc.priority = 1;
+        mm.shrink_zone(zid, &mut sc);
+        mm.in_reclaim = false;
+        let after = mm.lruvecs[lv].reclaim_stat.recent_scanned;
+        let (anon, file) = (after[0] - before[0], after[1] - before[1]);
+        assert!(anon > 0, "starved {starved}: anon scanned {anon}");
+        assert_eq!(file == 0, starved, "starved {starved}: file scanned {file}");
+    }
+}

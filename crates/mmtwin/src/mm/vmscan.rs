@@ -649,14 +649,21 @@ impl Mm {
     }
 
     /// get_scan_count: how many pages of each evictable list to scan at this priority. Anon
-    /// lists are left alone without swap space; otherwise swappiness and the recent
-    /// rotated/scanned ratios balance anon against file.
+    /// lists are left alone without swap space; in 3.x a zone whose file and free pages are
+    /// down to its high watermark has its anon lists scanned alone; otherwise swappiness and
+    /// the recent rotated/scanned ratios balance anon against file.
     fn get_scan_count(&mut self, lv: usize, sc: &ScanControl) -> [u64; 4] {
         let anon = self.lru_size(lv, LruList::ActiveAnon) + self.lru_size(lv, LruList::InactiveAnon);
         let file = self.lru_size(lv, LruList::ActiveFile) + self.lru_size(lv, LruList::InactiveFile);
         let noswap = !sc.may_swap || self.nr_swap_pages() == 0;
+        // 3.x: a zone with almost no page cache left (file + free at most its high watermark)
+        // has its anon lists scanned alone.
+        let file_starved = self.era == Era::Linux3
+            && self.lruvec_zone(lv).is_some_and(|zid| file + self.zones[zid].nr_free_pages.max(0) as u64 <= self.zones[zid].high_wmark_pages());
         let (fraction, denominator) = if noswap {
             ([0u64, 1], 1u64)
+        } else if file_starved {
+            ([1u64, 0], 1u64)
         } else {
             let rs = &mut self.lruvecs[lv].reclaim_stat;
             // Decay the history so it follows the workload.
