@@ -28,16 +28,21 @@ fn populate(mm: &mut Mm, n: u32) -> u32 {
     vma
 }
 
-/// Runs kswapd-style reclaim at priority 0 over the zone of `pfn`, with the accessed bits of
-/// every anon page cleared first (nobody touched them).
+/// Runs kswapd-style reclaim at priority 0 over zone `zid`, with the accessed bits of every
+/// anon page cleared first (nobody touched them).
 fn reclaim_pass(mm: &mut Mm, zid: usize) -> u64 {
+    reclaim_at(mm, zid, 0)
+}
+
+/// The same at `priority`.
+fn reclaim_at(mm: &mut Mm, zid: usize, priority: i32) -> u64 {
     for p in mm.pages.iter_mut() {
         p.flags &= !PG_YOUNG;
     }
     mm.in_reclaim = true;
     mm.reclaimer = Reclaimer::Kswapd;
     let mut sc = ScanControl::new(Reclaimer::Kswapd, Gfp::GFP_KERNEL, 0, u64::MAX, mm.sysctl.swappiness);
-    sc.priority = 0;
+    sc.priority = priority;
     mm.shrink_zone(zid, &mut sc);
     mm.in_reclaim = false;
     sc.nr_reclaimed
@@ -190,12 +195,7 @@ fn a_3x_zone_with_almost_no_page_cache_has_only_its_anon_lists_scanned() {
         }
         let lv = mm.page_lruvec(mm.find_get_page(f, 0).unwrap());
         let before = mm.lruvecs[lv].reclaim_stat.recent_scanned;
-        mm.in_reclaim = true;
-        mm.reclaimer = Reclaimer::Kswapd;
-        let mut sc = ScanControl::new(Reclaimer::Kswapd, Gfp::GFP_KERNEL, 0, u64::MAX, mm.sysctl.swappiness);
-        sc.priority = 1;
-        mm.shrink_zone(zid, &mut sc);
-        mm.in_reclaim = false;
+        reclaim_at(&mut mm, zid, 1);
         let after = mm.lruvecs[lv].reclaim_stat.recent_scanned;
         let (anon, file) = (after[0] - before[0], after[1] - before[1]);
         assert!(anon > 0, "starved {starved}: anon scanned {anon}");

@@ -42,13 +42,10 @@ impl Mm {
     /// Starts writeback of one dirty page: clear_page_dirty_for_io, set_page_writeback, and
     /// a bio for its block (mapped now if it has none). None if the page was clean.
     fn page_write_bio(&mut self, pfn: Pfn, ino: Ino, index: u32, dev: usize) -> Option<Bio> {
-        if self.pages[pfn as usize].flags & PG_DIRTY == 0 {
-            return None;
-        }
-        self.writeback_page_buffers(pfn, self.inode(ino).sb);
         if !self.clear_page_dirty_for_io(pfn) {
             return None;
         }
+        self.writeback_page_buffers(pfn, self.inode(ino).sb);
         self.set_page_writeback(pfn, dev);
         self.cost_ns += self.costs.writeback_page_ns;
         let sector = self.get_block(ino, index);
