@@ -24,6 +24,11 @@ Asserted, from the model (see EXPERIMENTS.md for the account):
   order moves 16 readers by 0.3-1.5%, EXPERIMENTS.md), so no assert on its sign.
 - On a queue of 16 segments, the reverse order splits readahead into smaller requests and the
   single reader loses throughput: the regression e084b fixed (Narayanan's OneNAND report).
+- On the per-cpu list of 2.6.31, where Christian's bisection tested e084b (one list shared by
+  every migratetype), e084b about doubles the allocator's congestion waits: a cold refill goes
+  to the list's tail and the request takes the head, so pages of other types do not pile up on
+  the list; the emptier lists absorb what direct reclaim frees, NR_FREE_PAGES does not rise,
+  and the watermark check after reclaim fails more often.
 """
 
 from __future__ import annotations
@@ -44,6 +49,11 @@ JIFFY_NS = 4_000_000
 @pytest.fixture(scope="module")
 def fcp(tmp_path_factory):
     return run_scenario(SEEDS / "pcp-cold-pfn-order-reduced.toml", tmp_path_factory.mktemp("fid") / "pcp")
+
+
+@pytest.fixture(scope="module")
+def single_list(tmp_path_factory):
+    return run_scenario(SEEDS / "pcp-cold-pfn-order-2631-reduced.toml", tmp_path_factory.mktemp("fid") / "pcp2631")
 
 
 @pytest.fixture(scope="module")
@@ -114,3 +124,15 @@ def test_on_a_16_segment_queue_reverse_order_makes_smaller_requests_and_loses_th
     assert r_kib < 0.9 * e_kib
     assert _block(segs16, bench, REVERT)["merge_refused_segments"] > _block(segs16, bench, E084B)["merge_refused_segments"]
     assert metric_mean(segs16, bench, REVERT, "1", READ) < 0.95 * metric_mean(segs16, bench, E084B, "1", READ)
+
+
+def test_on_the_2631_single_list_e084b_doubles_the_allocator_stalls(single_list):
+    bench = "iozone-256M"
+    with_e084b = summary(single_list, bench, "2.6.31")["iterations"]
+    without = summary(single_list, bench, "2.6.31-revert-e084b")["iterations"]
+    for a, b in zip(with_e084b, without):
+        assert a["block"]["congestion_waits"][0] > 1.5 * b["block"]["congestion_waits"][0]
+    # On 2.6.32's per-type lists the order does not move them like that.
+    e = sum(it["block"]["congestion_waits"][0] for it in summary(single_list, bench, E084B)["iterations"])
+    r = sum(it["block"]["congestion_waits"][0] for it in summary(single_list, bench, REVERT)["iterations"])
+    assert 0.7 < e / r < 1.3

@@ -37,6 +37,12 @@ pub struct IterationResult {
     /// congestion_wait calls and their sleep in ns, by `CongestionSite`.
     pub congestion_waits: [u64; 3],
     pub congestion_wait_ns: [u64; 3],
+    /// Per-cpu list and page placement figures (`PcpDiag`).
+    pub pcp_diag: crate::mm::page_alloc::PcpDiag,
+    /// At the end of the run: pageblocks by migratetype, and file LRU pages by the migratetype
+    /// of the pageblock they lie in (every zone).
+    pub blocks_by_type: [u64; crate::mm::mmzone::MIGRATE_TYPES],
+    pub file_lru_by_block: [u64; crate::mm::mmzone::MIGRATE_TYPES],
 }
 
 /// Runs iteration `iteration` of `cfg`, calling `progress` with the fraction of the workload's
@@ -88,6 +94,9 @@ pub fn run_iteration(cfg: &RunConfig, iteration: u32, progress: &mut dyn FnMut(f
         disks: sim.mm.bdevs.iter().map(|d| (d.name.clone(), d.stats.clone())).collect(),
         congestion_waits: sim.mm.congestion_waits,
         congestion_wait_ns: sim.mm.congestion_wait_ns,
+        pcp_diag: sim.mm.pcp_diag.clone(),
+        blocks_by_type: sim.mm.blocks_by_type(),
+        file_lru_by_block: sim.mm.file_lru_by_block(),
     }
 }
 

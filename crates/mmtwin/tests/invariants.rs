@@ -77,6 +77,14 @@ proptest! {
     }
 
     #[test]
+    fn random_alloc_free_keeps_every_invariant_2631_single_list(ops in proptest::collection::vec(op(), 1..300), e084b in any::<bool>()) {
+        let order = if e084b { "pfn-order" } else { "reverse-pfn" };
+        let extra = format!("sysctl = {{ min_free_kbytes = 128 }}\npolicy = {{ pcp = \"order0-single-list\", cold_refill = \"{order}\" }}");
+        let mut mm = common::boot("linux-2.6.32", 2, 2, "32M", &extra);
+        run_ops(&mut mm, &ops)?;
+    }
+
+    #[test]
     fn random_alloc_free_keeps_every_invariant_6x(ops in proptest::collection::vec(op(), 1..300)) {
         let mut mm = common::boot("linux-6.x", 2, 2, "32M", "sysctl = { min_free_kbytes = 128 }");
         run_ops(&mut mm, &ops)?;
@@ -86,8 +94,9 @@ proptest! {
 #[test]
 fn simulated_runs_keep_every_invariant_after_every_event() {
     // The engine runs the checkers after every event in test builds (Sim::check_invariants).
-    for profile in ["linux-3.0", "linux-6.x"] {
-        let text = common::scenario(profile, 2, 2, "48M", "", "duration = \"150ms\"\nfootprint = 0.9");
+    let single_list = "policy = { pcp = \"order0-single-list\" }";
+    for (profile, extra) in [("linux-3.0", ""), ("linux-6.x", ""), ("linux-2.6.32", single_list)] {
+        let text = common::scenario(profile, 2, 2, "48M", extra, "duration = \"150ms\"\nfootprint = 0.9");
         let cfg = mmtwin::config::scenario::Scenario::parse(&text).unwrap().resolve().remove(0);
         let r = mmtwin::run::run_iteration(&cfg, 0, &mut |_| {});
         assert!(r.events_processed > 100);

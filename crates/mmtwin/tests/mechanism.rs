@@ -695,3 +695,64 @@ fn reserve_pages_freed_through_the_pcp_return_to_the_reserve_3x() {
     mm.drain_all_pages();
     assert_eq!(nr_free(&mm, z, 0, MigrateType::Reserve), 1, "and drains back to the reserve's free list");
 }
+
+/// A 2.6.31 machine (the 2.6.32 profile with the single per-cpu list) of one 64M zone with
+/// one free order-10 movable block, and a MIGRATE_RESERVE page on CPU 0's list (freed cold,
+/// so at the tail, with page_private RESERVE as 2.6.31's free_hot_cold_page sets it). Returns
+/// the machine, the zone, the free block and the reserve page.
+fn single_list_with_a_reserve_page(cold_refill: &str) -> (Mm, usize, u32, u32) {
+    let extra = format!("sysctl = {{ min_free_kbytes = 128 }}\npolicy = {{ pcp = \"order0-single-list\", cold_refill = \"{cold_refill}\" }}");
+    let mut mm = boot("linux-2.6.32", 1, 1, "64M", &extra);
+    let z = zid(0, ZoneType::Dma32);
+    let blocks = drain_zone(&mut mm, z);
+    let (r, _) = *blocks.iter().find(|&&(p, _)| mm.get_pageblock_migratetype(p) == MigrateType::Reserve).unwrap();
+    let (b, o) = *blocks.iter().find(|&&(p, o)| o == MAX_PAGE_ORDER && mm.get_pageblock_migratetype(p) == MigrateType::Movable).unwrap();
+    mm.__free_one_page(z, b, o, MigrateType::Movable);
+    mm.pages[r as usize].order = 0;
+    mm.free_pages_hint(r, 0, 0, true);
+    assert_eq!(mm.zones[z].pcp[0].lists[0].tail, r);
+    (mm, z, b, r)
+}
+
+#[test]
+fn single_list_2631_cold_request_that_finds_no_page_of_its_type_takes_the_head_after_a_refill() {
+    let cold = Gfp::GFP_HIGHUSER_MOVABLE.with(Gfp::COLD);
+    // With e084b the cold refill goes to the tail, so the head the request then takes is the
+    // reserve page; the new pages follow in ascending order from the tail.
+    let (mut mm, z, b, r) = single_list_with_a_reserve_page("pfn-order");
+    let got: Vec<u32> = (0..5).map(|_| mm.alloc_pages(cold, 0, 0).unwrap()).collect();
+    assert_eq!(got, vec![r, b, b + 1, b + 2, b + 3], "a 64M zone has batch 3");
+    assert_eq!(mm.pcp_diag.allocate_more, 1);
+    assert_eq!(mm.pcp_diag.other_type[MigrateType::Movable as usize][MigrateType::Reserve as usize], 1);
+    // Before e084b the refill starts right after the head, so the request gets the first new
+    // page; the reserve page stays at the tail, where every cold search passes over it.
+    let (mut mm, z2, b, r) = single_list_with_a_reserve_page("reverse-pfn");
+    assert_eq!(z, z2);
+    let got: Vec<u32> = (0..4).map(|_| mm.alloc_pages(cold, 0, 0).unwrap()).collect();
+    assert_eq!(got, vec![b, b + 2, b + 1, b + 3]);
+    assert_eq!(mm.pcp_diag.allocate_more, 2);
+    assert_eq!(mm.pcp_diag.other_type[MigrateType::Movable as usize][MigrateType::Reserve as usize], 0);
+    assert_eq!(mm.zones[z].pcp[0].lists[0].tail, r, "the reserve page is still listed");
+    assert_eq!(mm.pcp_diag.searched, 4, "each of the four cold searches passed over it");
+}
+
+#[test]
+fn single_list_2631_hot_request_searches_from_the_head_and_an_overflow_frees_the_tail_by_page_type() {
+    let (mut mm, z, b, r) = single_list_with_a_reserve_page("pfn-order");
+    // A hot movable request finds no movable page either: the hot refill goes right after the
+    // head, so it gets the first new page whatever the cold order.
+    assert_eq!(mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap(), b);
+    assert_eq!(mm.pcp_diag.other_type[MigrateType::Movable as usize][MigrateType::Reserve as usize], 0);
+    // Hot frees up to high: the overflow frees a batch from the tail, the reserve page first,
+    // to the reserve's free list (its page_private).
+    let (high, batch) = (mm.zones[z].pcp[0].high, mm.zones[z].pcp[0].batch);
+    let pages: Vec<u32> = (0..high).map(|_| mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap()).collect();
+    assert!(!pages.contains(&r), "no movable request took the reserve page");
+    let before = mm.zones[z].pcp[0].count;
+    for &p in pages.iter().take((high - before) as usize) {
+        mm.free_pages(p, 0, 0);
+    }
+    assert_eq!(mm.zones[z].pcp[0].count, high - batch);
+    assert_ne!(mm.pages[r as usize].state(), mmtwin::mm::PageState::Pcp);
+    assert_eq!(nr_free(&mm, z, 0, MigrateType::Reserve), 1, "the reserve page went back to the reserve");
+}

@@ -238,6 +238,7 @@ impl Mm {
             congestion_wqh: 0,
             congestion_waits: [0; 3],
             congestion_wait_ns: [0; 3],
+            pcp_diag: Default::default(),
             wakeups: Vec::new(),
             io_timers: Vec::new(),
             unplug_timers: Vec::new(),
@@ -638,7 +639,7 @@ impl Mm {
     pub fn zone_pcp_update(&mut self, zid: usize) {
         let batch = self.zone_batchsize(&self.zones[zid]);
         let (high_min, high_max, batch) = match self.policy.pcp {
-            PcpPolicy::Order0HotCold => {
+            PcpPolicy::Order0HotCold | PcpPolicy::Order0SingleList => {
                 let f = self.sysctl.percpu_pagelist_fraction;
                 if f > 0 {
                     let high = (self.zones[zid].present_pages / f) as u32;

@@ -72,6 +72,8 @@ pub struct Mm {
     /// own "why" figures, the stalls Mel Gorman instrumented in 2010 (pg-Stall, ksd-stall).
     pub congestion_waits: [u64; 3],
     pub congestion_wait_ns: [u64; 3],
+    /// Per-cpu list and page placement figures (mmtwin's own, no /proc counter).
+    pub pcp_diag: PcpDiag,
     /// Wait queues to wake, collected during an event (drained by the engine).
     pub wakeups: Vec<usize>,
     /// Block device completions to schedule: (time, device).
@@ -601,7 +603,7 @@ impl Mm {
     #[inline(always)]
     pub fn pcp_allowed_order(&self, order: usize) -> bool {
         match self.policy.pcp {
-            PcpPolicy::Order0HotCold => order == 0,
+            PcpPolicy::Order0HotCold | PcpPolicy::Order0SingleList => order == 0,
             PcpPolicy::OrderListsFixedHigh | PcpPolicy::OrderListsAutotune => order <= PAGE_ALLOC_COSTLY_ORDER || order == PAGEBLOCK_ORDER,
         }
     }
@@ -611,6 +613,8 @@ impl Mm {
     fn pindex(&self, mt: MigrateType, order: usize) -> usize {
         match self.policy.pcp {
             PcpPolicy::Order0HotCold => mt as usize,
+            // 2.6.31: every type shares the one list.
+            PcpPolicy::Order0SingleList => 0,
             PcpPolicy::OrderListsFixedHigh | PcpPolicy::OrderListsAutotune => order_to_pindex(mt as usize, order),
         }
     }
@@ -669,7 +673,7 @@ impl Mm {
     pub fn zone_batchsize(&self, z: &Zone) -> u32 {
         let pages = self.page_count_of(z);
         let cap = match self.policy.pcp {
-            PcpPolicy::Order0HotCold => (512 * 1024) / super::PAGE_SIZE,
+            PcpPolicy::Order0HotCold | PcpPolicy::Order0SingleList => (512 * 1024) / super::PAGE_SIZE,
             PcpPolicy::OrderListsFixedHigh | PcpPolicy::OrderListsAutotune => (1024 * 1024) / super::PAGE_SIZE,
         };
         let mut batch = (pages / 1024).min(cap);
@@ -716,6 +720,9 @@ impl Mm {
     /// Takes a block of `order` from `cpu`'s pcp list for `mt`, refilling it from the buddy
     /// lists when empty (rmqueue_pcplist / 3.x buffered_rmqueue order-0 path).
     fn rmqueue_pcplist(&mut self, zid: usize, cpu: usize, order: usize, mt: MigrateType, cold: bool, alloc_flags: AllocFlags) -> Option<Pfn> {
+        if self.policy.pcp == PcpPolicy::Order0SingleList {
+            return self.rmqueue_pcplist_single(zid, cpu, mt, cold, alloc_flags);
+        }
         let pindex = self.pindex(mt, order);
         self.cost_ns += self.costs.pcp_alloc_ns;
         if self.zones[zid].pcp[cpu].lists[pindex].is_empty() && !self.refill_pcplist(zid, cpu, order, mt, pindex, cold, alloc_flags) {
@@ -726,7 +733,7 @@ impl Mm {
         let Mm { pages, zones, .. } = self;
         let pcp = &mut zones[zid].pcp[cpu];
         match policy {
-            PcpPolicy::Order0HotCold => {}
+            PcpPolicy::Order0HotCold | PcpPolicy::Order0SingleList => {}
             PcpPolicy::OrderListsFixedHigh => pcp.free_factor >>= 1,
             PcpPolicy::OrderListsAutotune => pcp.free_count >>= 1,
         }
@@ -737,12 +744,70 @@ impl Mm {
         Some(pfn)
     }
 
+    /// 2.6.25–2.6.31 buffered_rmqueue, order-0 path, on the one per-cpu list that every
+    /// migratetype shares (`PcpPolicy::Order0SingleList`). Decides which page an order-0
+    /// request gets:
+    /// - an empty list is first refilled with a batch of the requested type (rmqueue_bulk,
+    ///   laid out as `cold_refill` says); if the buddy lists gave nothing, the request fails;
+    /// - the list is searched for a page whose page_private is the requested type: a cold
+    ///   request from the tail, a hot one from the head (a cold request of `no-cold-hint`,
+    ///   which has no cold side, from the head);
+    /// - if none is found, another batch of the requested type is refilled and the request
+    ///   takes the list's HEAD ("Allocate more to the pcp list if necessary"). A hot refill
+    ///   (and any refill before e084b2d95e48) starts right after the head, so the head is the
+    ///   first new page; a cold refill with e084b goes to the tail, so the head is the oldest
+    ///   page the search passed over, of another type. If the buddy lists gave nothing, that
+    ///   page is handed out too.
+    ///
+    /// Each page the search passes over costs `pcp_search_ns`. The head handed out to another
+    /// type is counted in `Mm::pcp_diag` (mmtwin's own "why" figures).
+    fn rmqueue_pcplist_single(&mut self, zid: usize, cpu: usize, mt: MigrateType, cold: bool, alloc_flags: AllocFlags) -> Option<Pfn> {
+        self.cost_ns += self.costs.pcp_alloc_ns;
+        let batch = self.zones[zid].pcp[cpu].batch;
+        if self.zones[zid].pcp[cpu].count == 0 {
+            let got = self.rmqueue_bulk(zid, cpu, 0, batch, mt, 0, cold, alloc_flags);
+            self.zones[zid].pcp[cpu].count += got;
+            if got == 0 {
+                return None;
+            }
+        }
+        let from_tail = cold && self.policy.cold_refill != ColdRefill::NoColdHint;
+        let (mut cur, mut passed) = {
+            let list = &self.zones[zid].pcp[cpu].lists[0];
+            (if from_tail { list.tail } else { list.head }, 0u64)
+        };
+        while cur != NIL && self.pages[cur as usize].private != mt as u8 {
+            cur = if from_tail { self.pages[cur as usize].prev } else { self.pages[cur as usize].next };
+            passed += 1;
+        }
+        self.cost_ns += passed * self.costs.pcp_search_ns;
+        self.pcp_diag.searched += passed;
+        let pfn = if cur != NIL {
+            cur
+        } else {
+            let got = self.rmqueue_bulk(zid, cpu, 0, batch, mt, 0, cold, alloc_flags);
+            self.zones[zid].pcp[cpu].count += got;
+            self.pcp_diag.allocate_more += 1;
+            let head = self.zones[zid].pcp[cpu].lists[0].head;
+            let head_mt = self.pages[head as usize].private as usize;
+            if head_mt != mt as usize {
+                self.pcp_diag.other_type[mt as usize][head_mt] += 1;
+            }
+            head
+        };
+        let Mm { pages, zones, .. } = self;
+        let pcp = &mut zones[zid].pcp[cpu];
+        list_del(pages, &mut pcp.lists[0], pfn);
+        pcp.count -= 1;
+        Some(pfn)
+    }
+
     /// Refills an empty pcp list from the buddy lists; false if nothing could be taken.
     #[cold]
     #[inline(never)]
     fn refill_pcplist(&mut self, zid: usize, cpu: usize, order: usize, mt: MigrateType, pindex: usize, cold: bool, alloc_flags: AllocFlags) -> bool {
         let (batch, cold) = match self.policy.pcp {
-            PcpPolicy::Order0HotCold => (self.zones[zid].pcp[cpu].batch, cold),
+            PcpPolicy::Order0HotCold | PcpPolicy::Order0SingleList => (self.zones[zid].pcp[cpu].batch, cold),
             // 6.1 __rmqueue_pcplist: one batch, scaled down by the order.
             PcpPolicy::OrderListsFixedHigh => {
                 let batch = self.zones[zid].pcp[cpu].batch;
@@ -768,6 +833,19 @@ impl Mm {
         self.zones[zid].all_unreclaimable = false;
         self.zones[zid].pages_scanned = 0;
         match self.policy.pcp {
+            // 2.6.25–2.6.31 free_pages_bulk(zone, count, &pcp->list, 0): `count` pages from the
+            // tail of the one list, each to the buddy list of the type in its page_private.
+            PcpPolicy::Order0SingleList => {
+                let mut to_free = count.min(self.zones[zid].pcp[cpu].count);
+                while to_free > 0 {
+                    let pfn = self.zones[zid].pcp[cpu].lists[0].tail;
+                    list_del(&mut self.pages, &mut self.zones[zid].pcp[cpu].lists[0], pfn);
+                    self.zones[zid].pcp[cpu].count -= 1;
+                    let mt = MigrateType::from_u8(self.pages[pfn as usize].private);
+                    self.__free_one_page(zid, pfn, 0, mt);
+                    to_free -= 1;
+                }
+            }
             PcpPolicy::Order0HotCold => {
                 // 3.x numbering of the pcp types is UNMOVABLE, RECLAIMABLE, MOVABLE; the round
                 // robin starts after 0, so it visits RECLAIMABLE, MOVABLE, UNMOVABLE, ...
@@ -909,7 +987,9 @@ impl Mm {
     }
 
     /// Frees a block of `order` to `cpu`'s pcp list, draining a batch when the list is over its
-    /// high mark (free_unref_page / 3.x free_hot_cold_page).
+    /// high mark (free_unref_page / 2.6.x–3.x free_hot_cold_page). On the 2.6.31 single list
+    /// a cold free goes to the tail and a hot one to the head, as on 3.x's per-type lists.
+    /// (2.6.31 also listed pages of isolated pageblocks; every era here frees those directly.)
     fn free_unref_page(&mut self, zid: usize, cpu: usize, pfn: Pfn, order: usize, cold: bool) {
         // page_private keeps the pageblock's type (3.x frees the page back to that type's buddy
         // list when the pcp list drains, so RESERVE pages return to the reserve).
@@ -932,7 +1012,8 @@ impl Mm {
             p.private = block_mt as u8;
         }
         match self.policy.pcp {
-            PcpPolicy::Order0HotCold => {
+            // 2.6.31 free_hot_cold_page and 2.6.32+ alike, on one list or the type's list.
+            PcpPolicy::Order0HotCold | PcpPolicy::Order0SingleList => {
                 let pcp = &mut self.zones[zid].pcp[cpu];
                 if cold {
                     list_add_tail(&mut self.pages, &mut pcp.lists[pindex], pfn);
@@ -1214,7 +1295,7 @@ impl Mm {
         let mut page = None;
         if self.pcp_allowed_order(order) {
             page = self.rmqueue_pcplist(zid, cpu, order, mt, cold, alloc_flags);
-            if page.is_none() && self.policy.pcp == PcpPolicy::Order0HotCold {
+            if page.is_none() && matches!(self.policy.pcp, PcpPolicy::Order0HotCold | PcpPolicy::Order0SingleList) {
                 return None;
             }
         }
@@ -1228,6 +1309,8 @@ impl Mm {
             p.order = order as u8;
             p.flags = if mt == MigrateType::Movable { PG_MOVABLE_ALLOC } else { 0 };
         }
+        let block_mt = self.get_pageblock_migratetype(pfn);
+        self.pcp_diag.alloc_block[mt as usize][block_mt as usize] += 1 << order;
         let zt = self.zones[zid].zone_type;
         self.events.count(VmStat::for_zone(VmStat::PgallocDma, zt), 1 << order);
         self.zone_statistics(preferred, zid, cpu);
@@ -1619,7 +1702,11 @@ impl Mm {
         if let Some(p) = self.get_page_from_freelist(gfp, order, alloc_flags, &ac, cpu) {
             return Some(p);
         }
-        self.__alloc_pages_slowpath(gfp, order, &ac, cpu)
+        let page = self.__alloc_pages_slowpath(gfp, order, &ac, cpu);
+        if page.is_none() && order > 0 {
+            self.pcp_diag.high_order_fail += 1;
+        }
+        page
     }
 
     /// The slow path (__alloc_pages_slowpath, 3.1 order of steps; 6.x adds nothing modelled
@@ -1652,7 +1739,21 @@ impl Mm {
                     return Some(p);
                 }
             }
+            let pcp_before: u64 = zones.iter().map(|&z| self.zones[z].pcp[cpu].count as u64).sum();
+            let unusable_before = self.pcp_unusable_pages(&zones, cpu, order, ac.migratetype);
+            let free_before: i64 = zones.iter().map(|&z| self.zones[z].nr_free_pages).sum();
             let progress = self.try_to_free_pages(&zones, gfp, order, cpu);
+            let free_gain = zones.iter().map(|&z| self.zones[z].nr_free_pages).sum::<i64>() - free_before;
+            let note = |d: &mut PcpDiag, failed: bool| {
+                let i = failed as usize;
+                d.reclaim_progress[i] += 1;
+                d.reclaim_pcp_before[i] += pcp_before;
+                d.reclaim_free_gain[i] += free_gain;
+                d.reclaim_pcp_unusable[i] += unusable_before.iter().sum::<u64>();
+                for (t, n) in unusable_before.iter().enumerate() {
+                    d.reclaim_pcp_unusable_by_type[t] += n;
+                }
+            };
             if progress > 0 {
                 // 76d3fbf8fbf6: after successful reclaim, reconsider all zones.
                 if self.policy.zonelist_cache == ZonelistCache::Zlcreconsider {
@@ -1665,14 +1766,17 @@ impl Mm {
                     self.drain_all_pages();
                 }
                 if let Some(p) = self.get_page_from_freelist(gfp, order, alloc_flags, ac, cpu) {
+                    note(&mut self.pcp_diag, false);
                     return Some(p);
                 }
                 if any_order {
                     self.drain_all_pages();
                     if let Some(p) = self.get_page_from_freelist(gfp, order, alloc_flags, ac, cpu) {
+                        note(&mut self.pcp_diag, false);
                         return Some(p);
                     }
                 }
+                note(&mut self.pcp_diag, true);
             } else if gfp.has(Gfp::FS) && !gfp.has(Gfp::NORETRY) {
                 // __alloc_pages_may_oom: one last try at the high watermark, then the OOM
                 // killer would run. It is not modelled: report and fail.
@@ -1694,9 +1798,67 @@ impl Mm {
             }
             // 5.16+ has no wait here (reclaim throttles itself).
             if let Some(z) = ac.preferred_zone.filter(|_| self.policy.reclaim_wait != super::policy::ReclaimWait::ReclaimThrottle) {
+                self.pcp_diag.stalls += 1;
+                for &zid in &zones {
+                    self.pcp_diag.stall_pcp_pages += self.zones[zid].pcp.iter().map(|p| p.count as u64).sum::<u64>();
+                    self.pcp_diag.stall_free_pages += self.zones[zid].nr_free_pages;
+                }
                 self.wait_iff_congested(z, super::vmscan::HZ_10_NS / 5);
             }
         }
+    }
+
+    /// Pages on `cpu`'s per-cpu lists of `zones` that a request of `order` and type `mt` cannot
+    /// take, by their page_private type (for `PcpDiag`): on the 2.6.31 single list the pages of
+    /// another type, on per-type lists the pages on the other lists.
+    fn pcp_unusable_pages(&self, zones: &[usize], cpu: usize, order: usize, mt: MigrateType) -> [u64; MIGRATE_TYPES] {
+        let mut by_type = [0u64; MIGRATE_TYPES];
+        if !self.pcp_allowed_order(order) {
+            return by_type;
+        }
+        let own = self.pindex(mt, order);
+        let single = self.policy.pcp == PcpPolicy::Order0SingleList;
+        for &z in zones {
+            for (pi, list) in self.zones[z].pcp[cpu].lists.iter().enumerate() {
+                if !single && pi == own {
+                    continue;
+                }
+                for pfn in super::mm_types::list_iter(&self.pages, list) {
+                    let t = self.pages[pfn as usize].private as usize;
+                    if !single || t != mt as usize {
+                        by_type[t] += 1;
+                    }
+                }
+            }
+        }
+        by_type
+    }
+
+    /// Pageblocks of every zone by migratetype (the count /proc/pagetypeinfo ends with).
+    pub fn blocks_by_type(&self) -> [u64; MIGRATE_TYPES] {
+        let mut counts = [0u64; MIGRATE_TYPES];
+        for z in self.zones.iter().filter(|z| z.spanned_pages > 0) {
+            let mut pfn = z.zone_start_pfn as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+            while pfn < z.zone_end_pfn() as u64 {
+                if self.block_has_present(pfn as Pfn) {
+                    counts[self.get_pageblock_migratetype(pfn as Pfn) as usize] += 1;
+                }
+                pfn += PAGEBLOCK_NR_PAGES;
+            }
+        }
+        counts
+    }
+
+    /// File pages on the LRU lists by the migratetype of the pageblock they lie in (mmtwin's
+    /// own figure: page cache placed outside movable blocks).
+    pub fn file_lru_by_block(&self) -> [u64; MIGRATE_TYPES] {
+        let mut counts = [0u64; MIGRATE_TYPES];
+        for (pfn, p) in self.pages.iter().enumerate() {
+            if p.state() == PageState::Allocated && p.flags & super::mm_types::PG_LRU != 0 && p.flags & super::mm_types::PG_SWAPBACKED == 0 {
+                counts[self.get_pageblock_migratetype(pfn as Pfn) as usize] += 1;
+            }
+        }
+        counts
     }
 
     /// Frees 2^order pages at `pfn` from `cpu` (__free_pages / free_the_page).
@@ -1723,6 +1885,43 @@ impl Mm {
             self.__free_one_page(zid, pfn, order, mt);
         }
     }
+}
+
+/// mmtwin's own "why" figures for the per-cpu lists and where pages land (no /proc counter
+/// has them): what the 2.6.31 single list did, which pageblocks each type's allocations came
+/// from, and the state the allocator saw when it slept in the slow path.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PcpDiag {
+    /// 2.6.31 single list: pages a search passed over before it found its type.
+    pub searched: u64,
+    /// 2.6.31 single list: searches that found no page of the requested type and refilled
+    /// ("Allocate more to the pcp list if necessary").
+    pub allocate_more: u64,
+    /// 2.6.31 single list: list heads handed out after such a refill to a request of another
+    /// type, by [requested type][the page's page_private type].
+    pub other_type: [[u64; MIGRATE_TYPES]; MIGRATE_TYPES],
+    /// Every era: pages allocated, by [requested type][type of the pageblock they lie in].
+    pub alloc_block: [[u64; MIGRATE_TYPES]; MIGRATE_TYPES],
+    /// Every era: the slow path's waits before a retry (congestion_wait or its successors),
+    /// with the pages on the per-cpu lists and NR_FREE_PAGES of the zonelist's zones summed
+    /// over them (divide by `stalls` for the mean at a wait).
+    pub stalls: u64,
+    pub stall_pcp_pages: u64,
+    pub stall_free_pages: i64,
+    /// Allocations of order > 0 that failed (any caller, __GFP_NORETRY first tries included).
+    pub high_order_fail: u64,
+    /// Direct reclaims that made progress, [0] those after which the allocation succeeded,
+    /// [1] those after which it failed (and the task waited or gave up): how many, the pages
+    /// on the reclaiming CPU's per-cpu lists before the reclaim, and how much NR_FREE_PAGES
+    /// (of the zonelist's zones) rose during it, each summed.
+    pub reclaim_progress: [u64; 2],
+    pub reclaim_pcp_before: [u64; 2],
+    pub reclaim_free_gain: [i64; 2],
+    /// Of those pages on the reclaiming CPU's lists, the ones the allocation could not take:
+    /// on the single list those whose page_private is another type, on per-type lists those on
+    /// the other types' lists; summed, and (all reclaims together) by their page_private type.
+    pub reclaim_pcp_unusable: [u64; 2],
+    pub reclaim_pcp_unusable_by_type: [u64; MIGRATE_TYPES],
 }
 
 /// 6.x CONFIG_PCP_BATCH_SCALE_MAX default.

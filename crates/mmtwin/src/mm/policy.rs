@@ -45,6 +45,14 @@ pub enum PcpPolicy {
     /// 3.x: order-0 only, one list per pcp migratetype, batch ≤ 31, high = 6 × batch,
     /// hot requests from the head, cold from the tail; drain round-robin with batch_free.
     Order0HotCold,
+    /// 2.6.25–2.6.31 (before 5f8dcc21, which split the list per type in 2.6.32): order-0 only,
+    /// ONE list per CPU and zone shared by every migratetype, each page's type in page_private
+    /// (the requested type for a refill, the pageblock's for a free). batch and high as
+    /// `order0-hot-cold`. An allocation searches the list for a page of its type, cold from
+    /// the tail and hot from the head; when there is none it refills a batch (placed as
+    /// `cold_refill` says) and takes the list's head, whatever its type. Hot frees go to the
+    /// head, cold frees to the tail; an overflow frees a batch from the tail.
+    Order0SingleList,
     /// 5.14–6.6 (read from 6.1): lists per (order ≤ 3, type) plus pageblock order; batch ≤ 63;
     /// a fixed high of the low watermark split over the node's CPUs (at least 4 batches),
     /// capped at 4 batches while kswapd has the zone ZONE_RECLAIM_ACTIVE; a refill is one batch
@@ -62,7 +70,8 @@ pub enum ColdRefill {
     /// Before e084b2d95e48: refills are always added with list_add after the previous page, so a
     /// cold request (taken from the tail) receives the batch in descending PFN order.
     ReversePfn,
-    /// e084b2d95e48 (2.6.33 to 4.14): cold refills use list_add_tail so the tail yields ascending PFNs.
+    /// e084b2d95e48 (2.6.31 to 4.14): cold refills use list_add_tail so the tail yields
+    /// ascending PFNs.
     PfnOrder,
     /// 4.15+: no cold hint; refills are added at the tail and every request takes the head.
     NoColdHint,

@@ -15,6 +15,9 @@ use serde::{Deserialize, Serialize};
 pub struct CostTable {
     /// Taking a page from a per-cpu list (rmqueue_pcplist / buffered_rmqueue hot path).
     pub pcp_alloc_ns: u64,
+    /// Passing over one page of another migratetype while searching the 2.6.31 single per-cpu
+    /// list (buffered_rmqueue's list walk: reading page_private of the next struct page).
+    pub pcp_search_ns: u64,
     /// Putting a page on a per-cpu list (free_unref_page / free_hot_cold_page).
     pub pcp_free_ns: u64,
     /// Taking and releasing zone->lock once (rmqueue_bulk, free_pcppages_bulk, rmqueue_buddy).
@@ -107,6 +110,7 @@ impl Default for CostTable {
     fn default() -> Self {
         CostTable {
             pcp_alloc_ns: 40,
+            pcp_search_ns: 3,
             pcp_free_ns: 35,
             zone_lock_ns: 60,
             buddy_list_op_ns: 12,

@@ -50,7 +50,7 @@ pub fn check(mm: &Mm) -> Result<(), String> {
         for (cpu, pcp) in z.pcp.iter().enumerate() {
             let mut count = 0u32;
             for (pi, list) in pcp.lists.iter().enumerate().take(NR_PCP_LISTS) {
-                let order = if mm.policy.pcp == PcpPolicy::Order0HotCold { 0 } else { pindex_to_order(pi) };
+                let order = if matches!(mm.policy.pcp, PcpPolicy::Order0HotCold | PcpPolicy::Order0SingleList) { 0 } else { pindex_to_order(pi) };
                 for pfn in walk(mm, list.head, list.tail, list.len, &format!("{name} cpu {cpu} pcp list {pi}"))? {
                     let p = &mm.pages[pfn as usize];
                     if p.state() != PageState::Pcp || p.order as usize != order || !z.spans(pfn) {
