@@ -20,8 +20,9 @@ Asserted, from the model (see EXPERIMENTS.md for the account):
   jiffies, ended at a tick, so 16-20 ms); 2.6.37's
   wait_iff_congested removes the sleeps and the 16 readers read more. One reader, and O_DIRECT,
   do not stall.
-- The seed's trigger is NOT reproduced: the stalls come with either order (at full size the
-  order moves 16 readers by 0.3-1.5%, EXPERIMENTS.md), so no assert on its sign.
+- The seed's trigger is NOT reproduced on 2.6.32's per-type lists: the stalls come with either
+  order (at full size, since the stalls are slept in full in session 19, they cost 16 readers
+  56% and the three orders' runs overlap, EXPERIMENTS.md), so no assert on its sign.
 - On a queue of 16 segments, the reverse order splits readahead into smaller requests and the
   single reader loses throughput: the regression e084b fixed (Narayanan's OneNAND report).
 - On the per-cpu list of 2.6.31, where Christian's bisection tested e084b (one list shared by
@@ -104,8 +105,18 @@ def test_without_the_stalls_16_readers_read_more(fcp, mem):
     assert _block(fcp, bench, NOSTALL)["congestion_waits"] == [0, 0, 0]
     nostall = metric_mean(fcp, bench, NOSTALL, "16", READ)
     for kernel in (E084B, REVERT):
-        assert metric_mean(fcp, bench, kernel, "16", READ) < 0.98 * nostall
+        # Each stall sleeps to its fifth tick while the reader's disk runs dry: a large share.
+        assert metric_mean(fcp, bench, kernel, "16", READ) < 0.8 * nostall
     assert metric_mean(fcp, bench, E084B, "1", READ) == metric_mean(fcp, bench, NOSTALL, "1", READ)
+
+
+def test_with_64m_more_the_stalls_cost_16_readers_less(fcp):
+    # The seed: the loss almost vanishes with ~64M more. The twin: it shrinks (EXPERIMENTS.md).
+    def loss(mem):
+        bench = f"iozone-{mem}"
+        return 1 - metric_mean(fcp, bench, E084B, "16", READ) / metric_mean(fcp, bench, NOSTALL, "16", READ)
+
+    assert loss("320M") < 0.8 * loss("256M")
 
 
 @pytest.mark.parametrize("report", ["fcp", "segs16"])

@@ -493,15 +493,23 @@ impl Sim {
         // Sleeps the step asked for inside the kernel (congestion_wait, dirty throttling) follow
         // its CPU time; the memory manager already ended each at its tick.
         let mut debt = std::mem::take(&mut self.mm.sleep_ns);
+        // A step that slept inside the kernel and then met a page under I/O (a read whose
+        // readahead allocation stalled, say) sleeps first; the wait on the page comes after,
+        // so the task's next step looks at the page again, as after any early wakeup.
+        let waits_after = matches!(step.after, After::Wait(_));
         match self.mm.congestion_sleep.take() {
-            Some((ns, site)) if debt == 0 && step.after == After::Continue => {
+            Some((ns, site)) if debt == 0 && (step.after == After::Continue || waits_after) => {
                 // congestion_wait: on congestion_wqh until a freed request or the timeout.
                 step.after = After::WaitTimeoutExact(self.mm.congestion_wqh, ns);
                 self.tasks[tid].congestion = Some((site, 0));
             }
             Some((ns, site)) => {
                 // Behind another sleep or wait: the whole timeout, as before the wakeups.
-                self.mm.congestion_wait_ns[site as usize] += ns;
+                // (A kernel thread's step that ends blocked or on a timed wait drops it, and
+                // the time is not counted.)
+                if matches!(step.after, After::Continue | After::Sleep(_) | After::SleepExact(_) | After::Wait(_)) {
+                    self.mm.congestion_wait_ns[site as usize] += ns;
+                }
                 debt += ns;
             }
             None => {}
@@ -511,6 +519,7 @@ impl Sim {
                 After::Continue => After::SleepExact(debt),
                 After::Sleep(ns) => After::Sleep(ns + debt),
                 After::SleepExact(ns) => After::SleepExact(ns + debt),
+                After::Wait(_) => After::SleepExact(debt),
                 other => other,
             };
         }
@@ -773,6 +782,47 @@ mod tests {
         assert_eq!(waited(None), (20_001_000, 1, 20_000_000));
         // A request freed at 3 ms ends it then; the time slept is counted from the step's end.
         assert_eq!(waited(Some(3_000_000)), (3_000_000, 1, 3_000_000 - 1_000));
+    }
+
+    /// Stalls in congestion_wait(HZ/50) in its first step and then meets a page under I/O
+    /// (ends the step on `page`'s wait queue), as a reader whose readahead allocation stalled;
+    /// logs each step and exits on the second.
+    struct StalledReader {
+        step: usize,
+        page: WaitQueueId,
+        log: Log,
+    }
+
+    impl Task for StalledReader {
+        fn name(&self) -> &str {
+            "reader"
+        }
+        fn step(&mut self, cx: &mut TaskCx) -> Step {
+            self.log.borrow_mut().push(("reader", cx.now));
+            self.step += 1;
+            if self.step == 1 {
+                cx.mm.congestion_wait(20_000_000);
+                return run(1_000, After::Wait(self.page));
+            }
+            run(1, After::Exit)
+        }
+    }
+
+    #[test]
+    fn a_step_that_stalled_in_the_kernel_sleeps_before_its_wait_on_a_page() {
+        // The page's read completes at 2 ms, during the stall: the reader sleeps its whole
+        // stall (to the tick at 20 ms, nothing written frees a request), then looks at the page
+        // again. Before session 19 the stall was counted but not slept: the reader ran at 2 ms.
+        let mut s = sim();
+        let page = s.new_wait_queue();
+        let log: Log = Rc::default();
+        s.spawn(Box::new(StalledReader { step: 0, page, log: log.clone() }), 0);
+        let io = Scripted { name: "io", plan: vec![run(0, After::SleepExact(2_000_000)), run(0, After::Exit)], step: 0, wake: Some((1, page)), log: log.clone() };
+        s.spawn(Box::new(io), 1);
+        s.run(&mut |_| {});
+        let reader: Vec<SimTime> = log.borrow().iter().filter(|e| e.0 == "reader").map(|e| e.1).collect();
+        assert_eq!(reader[1], 20_001_000);
+        assert_eq!((s.mm.congestion_waits[0], s.mm.congestion_wait_ns[0]), (1, 20_000_000));
     }
 
     #[test]
