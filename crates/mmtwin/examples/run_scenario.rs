@@ -63,7 +63,6 @@ fn main() {
                     out
                 };
                 println!("  pcp_diag: searched {} allocate_more {} other_type [{}]", d.searched, d.allocate_more, fmt(&d.other_type));
-                println!("  pcp_diag: alloc_block [{}]", fmt(&d.alloc_block));
                 println!("  pcp_diag: stalls {} mean pcp pages at a stall {:.1} mean NR_FREE_PAGES at a stall {:.1} high-order failures {}",
                     d.stalls, d.stall_pcp_pages as f64 / d.stalls.max(1) as f64, d.stall_free_pages as f64 / d.stalls.max(1) as f64, d.high_order_fail);
                 for (i, what) in ["succeeded", "failed"].iter().enumerate() {

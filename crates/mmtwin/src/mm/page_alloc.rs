@@ -1309,8 +1309,6 @@ impl Mm {
             p.order = order as u8;
             p.flags = if mt == MigrateType::Movable { PG_MOVABLE_ALLOC } else { 0 };
         }
-        let block_mt = self.get_pageblock_migratetype(pfn);
-        self.pcp_diag.alloc_block[mt as usize][block_mt as usize] += 1 << order;
         let zt = self.zones[zid].zone_type;
         self.events.count(VmStat::for_zone(VmStat::PgallocDma, zt), 1 << order);
         self.zone_statistics(preferred, zid, cpu);
@@ -1887,9 +1885,8 @@ impl Mm {
     }
 }
 
-/// mmtwin's own "why" figures for the per-cpu lists and where pages land (no /proc counter
-/// has them): what the 2.6.31 single list did, which pageblocks each type's allocations came
-/// from, and the state the allocator saw when it slept in the slow path.
+/// mmtwin's own "why" figures for the per-cpu lists (no /proc counter has them): what the
+/// 2.6.31 single list did, and the state the allocator saw when it slept in the slow path.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PcpDiag {
     /// 2.6.31 single list: pages a search passed over before it found its type.
@@ -1900,8 +1897,6 @@ pub struct PcpDiag {
     /// 2.6.31 single list: list heads handed out after such a refill to a request of another
     /// type, by [requested type][the page's page_private type].
     pub other_type: [[u64; MIGRATE_TYPES]; MIGRATE_TYPES],
-    /// Every era: pages allocated, by [requested type][type of the pageblock they lie in].
-    pub alloc_block: [[u64; MIGRATE_TYPES]; MIGRATE_TYPES],
     /// Every era: the slow path's waits before a retry (congestion_wait or its successors),
     /// with the pages on the per-cpu lists and NR_FREE_PAGES of the zonelist's zones summed
     /// over them (divide by `stalls` for the mean at a wait).
