@@ -7,6 +7,10 @@ __version__: str
 class ScenarioError(ValueError):
     """A scenario is invalid. ``args`` is ``(key, message)``; key is a dotted path or ''."""
 
+class SimulationError(RuntimeError):
+    """A run could not finish: the simulation hung (every workload task in an untimed wait
+    that nothing ends). The message names the tasks and what each waits on; no figures."""
+
 def resolve_scenario(text: str, iterations: Optional[int] = None) -> dict[str, Any]:
     """Parse and validate scenario text.
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, NoReturn, Optional
 
 EXIT_BAD_INPUT = 2
+EXIT_SIM_FAILED = 1  # a run could not finish (the simulation hung): one message, nothing written
 PROC_FILES = ("buddyinfo", "pagetypeinfo", "zoneinfo", "vmstat")
 
 
@@ -131,15 +132,28 @@ def cmd_run(args: argparse.Namespace) -> int:
                 done[(*bar, i)] = f
                 progress.advance(bars[bar], step)
 
+        failed: list[str] = []
+
         def one(item: tuple[dict[str, Any], dict[str, Any], int]) -> None:
             b, k, i = item
+            if failed:
+                return
             bar = (b["name"], k["name"])
-            r = _core.run_iteration(k["toml"], i, lambda f: advance(bar, i, f))
+            try:
+                r = _core.run_iteration(k["toml"], i, lambda f: advance(bar, i, f))
+            except _core.SimulationError as e:
+                with lock:
+                    failed.append(f"{b['name']}, kernel {k['name']}, iteration {i}: {e}")
+                return
             advance(bar, i, 1.0)
             runs[b["name"]][k["name"]][i] = r
 
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             list(pool.map(one, work))
+    if failed:
+        # Nothing is written: a run with a hung iteration has no figures to report.
+        print(f"mmtwin: {failed[0]}", file=sys.stderr)
+        return EXIT_SIM_FAILED
     wall = time.monotonic() - started
     write_results(out, text, resolved, runs, force=args.force)
     sim_s = sum(r["elapsed_ns"] for ks in runs.values() for rs in ks.values() for r in rs) / 1e9
@@ -401,6 +415,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     except KeyboardInterrupt:
         print("mmtwin: interrupted", file=sys.stderr)
         return 130
+    except RuntimeError as e:
+        from mmtwin import _core
+
+        if isinstance(e, _core.SimulationError):
+            print(f"mmtwin: {e}", file=sys.stderr)
+            return EXIT_SIM_FAILED
+        raise
 
 
 if __name__ == "__main__":

@@ -76,3 +76,21 @@ def test_without_output_a_run_never_overwrites(tmp_path, cli, small_scenario, mo
     assert (tmp_path / "results" / "small" / "summary.json").exists() is False
     assert (tmp_path / "results" / "small" / "kernels.json").exists()
     assert (tmp_path / "results" / "small-2" / "kernels.json").exists()
+
+
+def test_a_hung_run_is_one_message_exit_1_and_writes_nothing(tmp_path, cli, small_scenario, monkeypatch):
+    from mmtwin import _core
+
+    real = _core.run_iteration
+
+    def hangs_on_iteration_1(toml, i, progress=None):  # type: ignore[no-untyped-def]
+        if i == 1:
+            raise _core.SimulationError("the simulation hung at 1201.000 s: no workload task ran for 1200 s")
+        return real(toml, i, progress)
+
+    monkeypatch.setattr(_core, "run_iteration", hangs_on_iteration_1)
+    out = tmp_path / "out"
+    r = cli("run", small_scenario, "-q", "--iterations", "2", "-o", str(out))
+    assert r.code == 1
+    assert "iteration 1: the simulation hung" in r.err and r.err.count("\n") == 1 and "Traceback" not in r.err
+    assert not out.exists()

@@ -3,7 +3,7 @@
 //! Thin by design: everything with behaviour lives in the `mmtwin` crate.
 
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -12,6 +12,7 @@ use mmtwin::config::ConfigError;
 use mmtwin::workloads::Preferred;
 
 create_exception!(_core, ScenarioError, PyValueError, "A scenario is invalid: args are (key, message).");
+create_exception!(_core, SimulationError, PyRuntimeError, "A run could not finish (the simulation hung); no figures.");
 
 fn scenario_error(e: ConfigError) -> PyErr {
     ScenarioError::new_err((e.key, e.message))
@@ -90,7 +91,8 @@ fn run_iteration<'py>(py: Python<'py>, resolved_toml: &str, iteration: u32, prog
             }
         };
         mmtwin::run::run_iteration(&cfg, iteration, &mut cb)
-    });
+    })
+    .map_err(|e| SimulationError::new_err(e.to_string()))?;
     let d = PyDict::new(py);
     d.set_item("iteration", r.iteration)?;
     d.set_item("seed", r.seed)?;
@@ -178,6 +180,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_iteration, m)?)?;
     m.add_function(wrap_pyfunction!(boot_dump, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("SimulationError", m.py().get_type::<SimulationError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -25,7 +25,7 @@ fn main() {
         for it in first..first + iters {
             let t = std::time::Instant::now();
             let mut last = 0.0;
-            let r = run_iteration(&cfg, it, &mut |f| { if std::env::var("MMDBG").is_ok() && f - last > 0.001 { last = f; eprintln!("progress {f:.4}"); } });
+            let r = run_iteration(&cfg, it, &mut |f| { if std::env::var("MMDBG").is_ok() && f - last > 0.001 { last = f; eprintln!("progress {f:.4}"); } }).unwrap_or_else(|e| panic!("{e}"));
             let wall = t.elapsed().as_secs_f64();
             println!("[iteration {it}] {} {}: elapsed {:.3}s user {:.3}s sys {:.3}s events {} page events {} wall {:.3}s ({:.1} sim s / wall s)",
                 cfg.results_name, cfg.kernel.name, r.elapsed_ns as f64 / 1e9, r.user_ns as f64 / 1e9, r.system_ns as f64 / 1e9,

@@ -4,7 +4,7 @@
 use crate::config::scenario::RunConfig;
 use crate::mm::vmstat::VmStat;
 use crate::mm::Mm;
-use crate::sim::{ProcDump, Sim};
+use crate::sim::{ProcDump, Sim, SimError};
 use crate::workloads::MetricSample;
 
 /// What one iteration produced.
@@ -46,8 +46,8 @@ pub struct IterationResult {
 }
 
 /// Runs iteration `iteration` of `cfg`, calling `progress` with the fraction of the workload's
-/// simulated duration done.
-pub fn run_iteration(cfg: &RunConfig, iteration: u32, progress: &mut dyn FnMut(f64)) -> IterationResult {
+/// simulated duration done. Fails, with no figures, if the simulation hung.
+pub fn run_iteration(cfg: &RunConfig, iteration: u32, progress: &mut dyn FnMut(f64)) -> Result<IterationResult, SimError> {
     let seed = cfg.iteration_seed(iteration);
     let mm = Mm::boot(cfg);
     let mut sim = Sim::new(mm, seed, cfg.sampling.interval.0);
@@ -59,7 +59,7 @@ pub fn run_iteration(cfg: &RunConfig, iteration: u32, progress: &mut dyn FnMut(f
     crate::workloads::daemons::start(&cfg.machine.system, &mut sim);
     let run = cfg.workload.start(&mut sim, &layout);
     let horizon = workload_duration_ns(cfg).max(1) as f64;
-    sim.run(&mut |t| progress((t as f64 / horizon).min(1.0)));
+    sim.run(&mut |t| progress((t as f64 / horizon).min(1.0)))?;
     let after = sim.mm.vmstat_snapshot();
     let era = sim.mm.era;
     let names: Vec<VmStat> = VmStat::ALL.iter().copied().filter(|v| v.in_era(era)).collect();
@@ -74,7 +74,7 @@ pub fn run_iteration(cfg: &RunConfig, iteration: u32, progress: &mut dyn FnMut(f
         .iter()
         .map(|v| (after[*v as usize] - before[*v as usize]) as u64)
         .sum();
-    IterationResult {
+    Ok(IterationResult {
         iteration,
         seed,
         user_ns: sim.times.user_ns,
@@ -97,7 +97,7 @@ pub fn run_iteration(cfg: &RunConfig, iteration: u32, progress: &mut dyn FnMut(f
         pcp_diag: sim.mm.pcp_diag.clone(),
         blocks_by_type: sim.mm.blocks_by_type(),
         file_lru_by_block: sim.mm.file_lru_by_block(),
-    }
+    })
 }
 
 /// The nominal simulated duration of the workload (for progress).

@@ -452,7 +452,7 @@ fn iozone_run(tests: &str, direct: bool) -> mmtwin::run::IterationResult {
          [workload]\ntype = \"iozone\"\nreaders = [1, 1]\nfile_size = \"16M\"\ntests = {tests}\ndirect = {direct}\n"
     );
     let cfg = Scenario::parse(&text).unwrap_or_else(|e| panic!("{e}")).resolve().remove(0);
-    mmtwin::run::run_iteration(&cfg, 0, &mut |_| {})
+    mmtwin::run::run_iteration(&cfg, 0, &mut |_| {}).unwrap()
 }
 
 #[test]

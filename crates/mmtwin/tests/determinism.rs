@@ -19,8 +19,8 @@ fn fingerprint(r: &IterationResult) -> String {
 #[test]
 fn same_config_same_iteration_gives_identical_results() {
     let c = cfg(11);
-    let a = run_iteration(&c, 0, &mut |_| {});
-    let b = run_iteration(&c, 0, &mut |_| {});
+    let a = run_iteration(&c, 0, &mut |_| {}).unwrap();
+    let b = run_iteration(&c, 0, &mut |_| {}).unwrap();
     assert_eq!(fingerprint(&a), fingerprint(&b));
     assert_eq!(a.dumps, b.dumps);
     assert!(a.page_events > 1000, "the run did real work: {} page events", a.page_events);
@@ -29,9 +29,9 @@ fn same_config_same_iteration_gives_identical_results() {
 #[test]
 fn another_seed_or_iteration_gives_a_different_run() {
     let c = cfg(11);
-    let a = run_iteration(&c, 0, &mut |_| {});
-    let b = run_iteration(&c, 1, &mut |_| {});
-    let d = run_iteration(&cfg(12), 0, &mut |_| {});
+    let a = run_iteration(&c, 0, &mut |_| {}).unwrap();
+    let b = run_iteration(&c, 1, &mut |_| {}).unwrap();
+    let d = run_iteration(&cfg(12), 0, &mut |_| {}).unwrap();
     assert_ne!(a.seed, b.seed);
     assert_ne!(fingerprint(&a), fingerprint(&b));
     assert_ne!(fingerprint(&a), fingerprint(&d));
@@ -43,8 +43,8 @@ fn resolved_config_round_trips_and_its_hash_is_stable() {
     let text = c.to_toml();
     let back = mmtwin::config::scenario::RunConfig::parse(&text).unwrap();
     assert_eq!(back.hash(), c.hash());
-    let r1 = run_iteration(&c, 0, &mut |_| {});
-    let r2 = run_iteration(&back, 0, &mut |_| {});
+    let r1 = run_iteration(&c, 0, &mut |_| {}).unwrap();
+    let r2 = run_iteration(&back, 0, &mut |_| {}).unwrap();
     assert_eq!(fingerprint(&r1), fingerprint(&r2), "a run is a pure function of its resolved config");
 }
 
@@ -54,8 +54,8 @@ fn a_file_workload_with_reclaim_and_io_is_bit_identical_across_runs() {
     text = text.replace("type = \"anon-churn\"\n", "type = \"largedd\"\ntarget_ratio = 2.0\n");
     text = text.replace("[machine]\n", "[machine]\ndistance = [[10, 21], [21, 10]]\n");
     let c = Scenario::parse(&text).unwrap().resolve().remove(0);
-    let a = run_iteration(&c, 0, &mut |_| {});
-    let b = run_iteration(&c, 0, &mut |_| {});
+    let a = run_iteration(&c, 0, &mut |_| {}).unwrap();
+    let b = run_iteration(&c, 0, &mut |_| {}).unwrap();
     assert_eq!(fingerprint(&a), fingerprint(&b));
     let scanned: i64 = a.vmstat_delta.iter().filter(|(k, _)| k.starts_with("pgscan_")).map(|(_, v)| v).sum();
     assert!(scanned > 0, "the run reclaimed");

@@ -98,7 +98,7 @@ fn simulated_runs_keep_every_invariant_after_every_event() {
     for (profile, extra) in [("linux-3.0", ""), ("linux-6.x", ""), ("linux-2.6.32", single_list)] {
         let text = common::scenario(profile, 2, 2, "48M", extra, "duration = \"150ms\"\nfootprint = 0.9");
         let cfg = mmtwin::config::scenario::Scenario::parse(&text).unwrap().resolve().remove(0);
-        let r = mmtwin::run::run_iteration(&cfg, 0, &mut |_| {});
+        let r = mmtwin::run::run_iteration(&cfg, 0, &mut |_| {}).unwrap();
         assert!(r.events_processed > 100);
     }
 }
@@ -190,7 +190,7 @@ proptest! {
         let present: u64 = mm.zones.iter().map(|z| z.present_pages).sum();
         let layout = cfg.machine.layout().unwrap();
         prop_assert_eq!(present, layout.total_present());
-        let r = mmtwin::run::run_iteration(&cfg, 0, &mut |_| {});
+        let r = mmtwin::run::run_iteration(&cfg, 0, &mut |_| {}).unwrap();
         prop_assert!(r.page_events > 0);
     }
 }

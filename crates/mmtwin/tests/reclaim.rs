@@ -260,7 +260,7 @@ fn writeback_cleans_what_a_writer_dirtied_and_counts_pgpgout() {
     let text = scenario("linux-3.0", 1, 2, "48M", "", "")
         .replace("type = \"anon-churn\"\n", "type = \"fsmark\"\nthreads = 2\nfiles = 20\nloops = 2\nsize = 1048576\n");
     let cfg = Scenario::parse(&text).unwrap().resolve().remove(0);
-    let r = mmtwin::run::run_iteration(&cfg, 0, &mut |_| {});
+    let r = mmtwin::run::run_iteration(&cfg, 0, &mut |_| {}).unwrap();
     let get = |n: &str| r.vmstat_delta.iter().find(|(k, _)| *k == n).unwrap().1;
     // Twice the memory is written: the writers are throttled and the flusher cleans pages.
     assert_eq!(get("nr_dirtied"), 2 * 20 * 2 * 256);
@@ -275,7 +275,7 @@ fn writeback_cleans_what_a_writer_dirtied_and_counts_pgpgout() {
     assert!(r.others_ns > 0, "the flusher's writeback takes CPU time");
     let mut slow = cfg.clone();
     slow.machine.cpu_slowdown = 3.0;
-    let s = mmtwin::run::run_iteration(&slow, 0, &mut |_| {});
+    let s = mmtwin::run::run_iteration(&slow, 0, &mut |_| {}).unwrap();
     assert!(s.system_ns > 2 * r.system_ns, "a CPU three times slower: system time {} vs {}", s.system_ns, r.system_ns);
 }
 

@@ -128,11 +128,14 @@ struct TaskSlot {
     new: bool,
     /// In congestion_wait: its caller and when the sleep began (credited when it ends).
     congestion: Option<(crate::mm::vmscan::CongestionSite, SimTime)>,
+    /// What the last step ended with (blocking, a timed wait, exit), carried out once the
+    /// sleep that step owed from inside the kernel is over.
+    deferred: Option<After>,
 }
 
 impl TaskSlot {
     fn new(task: Box<dyn Task>, cpu: usize, state: TaskState, after: After) -> TaskSlot {
-        TaskSlot { task, cpu, state, after, gen: 0, timed_out: false, step_started: 0, slice_start: 0, queued_at: 0, vruntime: 0, ran_on: cpu, new: true, congestion: None }
+        TaskSlot { task, cpu, state, after, gen: 0, timed_out: false, step_started: 0, slice_start: 0, queued_at: 0, vruntime: 0, ran_on: cpu, new: true, congestion: None, deferred: None }
     }
 }
 
@@ -213,7 +216,38 @@ pub struct Sim {
     pub events_processed: u64,
     /// Run the invariant checkers after every event.
     pub check_invariants: bool,
+    /// When a workload task last began a step (for the hung-run watchdog).
+    last_workload_step: SimTime,
 }
+
+/// How long every live workload task may sit in an untimed wait, with none of them running a
+/// step, before the run is declared hung: ten times the kernel's default hung_task_timeout_secs
+/// (120 s), far longer than any wait a working model produces.
+pub const HUNG_RUN_NS: SimTime = 1_200 * 1_000_000_000;
+
+/// Why a run could not finish.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SimError {
+    /// Every live workload task has waited, untimed, for `HUNG_RUN_NS` or more with nothing
+    /// waking it: a lost wakeup in the model. `tasks` names each task and what it waits on.
+    Hung { at_ns: SimTime, tasks: Vec<String> },
+}
+
+impl std::fmt::Display for SimError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SimError::Hung { at_ns, tasks } => write!(
+                f,
+                "the simulation hung at {:.3} s: no workload task ran for {} s and nothing wakes them ({})",
+                *at_ns as f64 / 1e9,
+                HUNG_RUN_NS / 1_000_000_000,
+                tasks.join("; ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
 
 impl Sim {
     /// A machine with its kswapd threads, no workload yet.
@@ -236,6 +270,7 @@ impl Sim {
             dumps: Vec::new(),
             events_processed: 0,
             check_invariants: cfg!(any(debug_assertions, feature = "checkers")),
+            last_workload_step: 0,
         };
         // The timer tick's phase, from its own stream so the run's other draws stay as they were.
         sim.mm.sched.tick_phase = Rng::new(seed ^ 0x7469_636b_7068_6173).below(JIFFY_NS);
@@ -317,9 +352,11 @@ impl Sim {
     }
 
     /// Runs until every workload task has exited (or nothing is left to happen), calling
-    /// `progress` with the simulated time at each sample.
-    pub fn run(&mut self, progress: &mut dyn FnMut(SimTime)) {
+    /// `progress` with the simulated time at each sample. Fails if the workload hangs: every
+    /// live workload task in an untimed wait for `HUNG_RUN_NS` (checked at each sample).
+    pub fn run(&mut self, progress: &mut dyn FnMut(SimTime)) -> Result<(), SimError> {
         self.queue.push(self.now, Event::Sample);
+        self.last_workload_step = self.now;
         while let Some((t, ev)) = self.queue.pop() {
             debug_assert!(t >= self.now, "time went backwards");
             self.now = t;
@@ -343,6 +380,9 @@ impl Sim {
                 Event::Sample => {
                     self.sample();
                     progress(self.now);
+                    if let Some(tasks) = self.hung_workload() {
+                        return Err(SimError::Hung { at_ns: self.now, tasks });
+                    }
                     if self.live_workload > 0 {
                         self.queue.push(self.now + self.sample_interval, Event::Sample);
                     }
@@ -361,6 +401,55 @@ impl Sim {
             self.sample();
         }
         progress(self.now);
+        Ok(())
+    }
+
+    /// The hung-run watchdog (in the spirit of khungtaskd): if no workload task has begun a
+    /// step for `HUNG_RUN_NS` and every live one sits in an untimed wait, the tasks and what
+    /// each waits on; None otherwise (a task that is runnable, sleeping on a timer or waiting
+    /// with a timeout will run again by itself).
+    fn hung_workload(&self) -> Option<Vec<String>> {
+        if self.live_workload == 0 || self.now - self.last_workload_step < HUNG_RUN_NS {
+            return None;
+        }
+        let mut hung = Vec::new();
+        for slot in self.tasks.iter().filter(|s| s.task.is_workload() && s.state != TaskState::Exited) {
+            match (slot.state, slot.after) {
+                (TaskState::Blocked, After::Wait(wq)) => hung.push(format!("{} on {}", slot.task.name(), self.wait_queue_name(wq))),
+                (TaskState::Blocked, After::Block) => hung.push(format!("{} blocked", slot.task.name())),
+                _ => return None,
+            }
+        }
+        Some(hung)
+    }
+
+    /// What a wait queue belongs to, for messages.
+    fn wait_queue_name(&self, wq: WaitQueueId) -> String {
+        if wq < crate::mm::filemap::NR_PAGE_WAITQUEUES {
+            return format!("a page's wait queue ({wq})");
+        }
+        if wq == self.mm.congestion_wqh {
+            return "congestion_wqh".to_string();
+        }
+        for d in &self.mm.bdevs {
+            if wq == d.rq_wait {
+                return format!("{}'s request queue", d.name);
+            }
+            if wq == d.flusher_wait {
+                return format!("{}'s flusher", d.name);
+            }
+        }
+        for (nid, n) in self.mm.nodes.iter().enumerate() {
+            if wq == n.reclaim_wait_writeback {
+                return format!("node {nid}'s reclaim writeback wait");
+            }
+        }
+        for j in &self.mm.journals {
+            if wq == j.wait {
+                return "a journal's commit".to_string();
+            }
+        }
+        format!("wait queue {wq}")
     }
 
     /// Asks for the /proc dumps at simulated time `t`.
@@ -479,11 +568,21 @@ impl Sim {
         self.tasks[tid].ran_on = cpu;
         self.tasks[tid].state = TaskState::Running;
         self.tasks[tid].step_started = self.events_processed;
+        if self.tasks[tid].task.is_workload() {
+            self.last_workload_step = self.now;
+        }
         self.mm.now_ns = self.now;
         self.mm.sched.current_cpu = cpu;
         self.mm.sched.current_pid = tid as u32;
         self.mm.sched.need_resched[cpu] = false;
         self.mm.sched.busy[cpu] = true;
+        if let Some(after) = self.tasks[tid].deferred.take() {
+            // Back from the sleep its last step owed: it now blocks, waits or exits as that
+            // step said, without running again (prepare_to_wait happens now).
+            self.tasks[tid].after = after;
+            self.queue.push(self.now, Event::CpuDone(cpu));
+            return;
+        }
         let timed_out = std::mem::take(&mut self.tasks[tid].timed_out);
         let mut step = {
             let mut cx = TaskCx { now: self.now, cpu, tid, mm: &mut self.mm, rng: &mut self.rng, timed_out };
@@ -496,6 +595,13 @@ impl Sim {
         // A step that slept inside the kernel and then met a page under I/O (a read whose
         // readahead allocation stalled, say) sleeps first; the wait on the page comes after,
         // so the task's next step looks at the page again, as after any early wakeup.
+        // A step that ends by blocking, on a timed wait or by exiting does that after the
+        // sleep it owes.
+        let defers = matches!(step.after, After::Block | After::WaitTimeout(..) | After::WaitTimeoutExact(..) | After::Exit);
+        if defers && (debt > 0 || self.mm.congestion_sleep.is_some()) {
+            self.tasks[tid].deferred = Some(step.after);
+            step.after = After::Continue;
+        }
         let waits_after = matches!(step.after, After::Wait(_));
         match self.mm.congestion_sleep.take() {
             Some((ns, site)) if debt == 0 && (step.after == After::Continue || waits_after) => {
@@ -504,12 +610,8 @@ impl Sim {
                 self.tasks[tid].congestion = Some((site, 0));
             }
             Some((ns, site)) => {
-                // Behind another sleep or wait: the whole timeout, as before the wakeups.
-                // (A kernel thread's step that ends blocked or on a timed wait drops it, and
-                // the time is not counted.)
-                if matches!(step.after, After::Continue | After::Sleep(_) | After::SleepExact(_) | After::Wait(_)) {
-                    self.mm.congestion_wait_ns[site as usize] += ns;
-                }
+                // Behind another sleep: the whole timeout, as before the wakeups.
+                self.mm.congestion_wait_ns[site as usize] += ns;
                 debt += ns;
             }
             None => {}
@@ -520,7 +622,7 @@ impl Sim {
                 After::Sleep(ns) => After::Sleep(ns + debt),
                 After::SleepExact(ns) => After::SleepExact(ns + debt),
                 After::Wait(_) => After::SleepExact(debt),
-                other => other,
+                other => unreachable!("{other:?} is deferred behind the sleep"),
             };
         }
         let system = step.system_ns + self.mm.take_cost();
@@ -733,7 +835,7 @@ mod tests {
         let waker = Scripted { name: "waker", plan: vec![run(0, After::SleepExact(1_000_000)), run(5_000, After::Exit)], step: 0, wake: Some((1, wq)), log: log.clone() };
         s.spawn(Box::new(waiter), 0);
         s.spawn(Box::new(waker), 1);
-        s.run(&mut |_| {});
+        s.run(&mut |_| {}).unwrap();
         let l = log.borrow().clone();
         assert_eq!(l, vec![("waiter", 0), ("waker", 0), ("waker", 1_000_000), ("waiter", 1_005_000)]);
         assert_eq!(s.times.user_ns, 10_000 + 5_000 + 1);
@@ -772,7 +874,7 @@ mod tests {
                 let waker = Scripted { name: "waker", plan: vec![run(0, After::SleepExact(t)), run(0, After::Exit)], step: 0, wake: Some((1, wqh)), log: log.clone() };
                 s.spawn(Box::new(waker), 1);
             }
-            s.run(&mut |_| {});
+            s.run(&mut |_| {}).unwrap();
             let l = log.borrow().clone();
             let resumed = l.iter().filter(|e| e.0 == "waiter").nth(1).unwrap().1;
             (resumed, s.mm.congestion_waits[0], s.mm.congestion_wait_ns[0])
@@ -808,6 +910,72 @@ mod tests {
         }
     }
 
+    /// Owes `owed` ns of kernel sleep after its first step, which ends with `after`; logs
+    /// each step; its second step exits.
+    struct Owes {
+        owed: u64,
+        after: After,
+        steps: u32,
+        log: Log,
+    }
+
+    impl Task for Owes {
+        fn name(&self) -> &str {
+            "owes"
+        }
+        fn step(&mut self, cx: &mut TaskCx) -> Step {
+            self.log.borrow_mut().push(("owes", cx.now));
+            self.steps += 1;
+            if self.steps == 1 {
+                cx.mm.sleep_ns += self.owed;
+                return run(1_000, self.after);
+            }
+            run(1, After::Exit)
+        }
+    }
+
+    #[test]
+    fn a_step_that_owes_a_sleep_and_then_exits_or_waits_sleeps_first() {
+        // Exit: the task leaves after the sleep, not before.
+        let log: Log = Rc::new(RefCell::new(Vec::new()));
+        let mut s = sim();
+        s.spawn(Box::new(Owes { owed: 5_000_000, after: After::Exit, steps: 0, log: log.clone() }), 0);
+        s.run(&mut |_| {}).unwrap();
+        assert_eq!(log.borrow().len(), 1, "the task did not run again: {:?}", log.borrow());
+        assert_eq!(s.now, 5_001_000);
+        // A timed wait (schedule_timeout of 1 ms, ended at a tick): after the 5 ms sleep.
+        let log: Log = Rc::new(RefCell::new(Vec::new()));
+        let mut s = sim();
+        let wq = s.new_wait_queue();
+        s.spawn(Box::new(Owes { owed: 5_000_000, after: After::WaitTimeout(wq, 1_000_000), steps: 0, log: log.clone() }), 0);
+        s.run(&mut |_| {}).unwrap();
+        let second = log.borrow()[1].1;
+        assert!((6_001_000..=9_001_000).contains(&second), "the second step began at {second} ns");
+    }
+
+    #[test]
+    fn a_workload_left_waiting_with_nothing_to_wake_it_ends_the_run_as_hung() {
+        let text = "[scenario]\nname = \"t\"\n[machine]\nnodes = [{ id = 0, cpus = 3, memory = \"32M\" }]\nboot_reserved = \"1M\"\n[[kernel]]\nname = \"k\"\nprofile = \"linux-6.x\"\n[workload]\ntype = \"anon-churn\"\n";
+        let cfg = crate::config::scenario::Scenario::parse(text).unwrap().resolve().remove(0);
+        // Samples every 10 s: the watchdog looks at each.
+        let mut s = Sim::new(Mm::boot(&cfg), 1, 10_000_000_000);
+        let wq = s.new_wait_queue();
+        let log: Log = Rc::new(RefCell::new(Vec::new()));
+        let lost = Scripted { name: "lost", plan: vec![run(1_000, After::Wait(wq)), run(1, After::Exit)], step: 0, wake: None, log: log.clone() };
+        s.spawn(Box::new(lost), 0);
+        let err = s.run(&mut |_| {}).unwrap_err();
+        let SimError::Hung { at_ns, tasks } = &err;
+        assert!(*at_ns >= HUNG_RUN_NS && *at_ns <= HUNG_RUN_NS + 10_000_000_001, "declared hung at {at_ns} ns");
+        assert_eq!(tasks, &vec![format!("lost on wait queue {wq}")]);
+        assert!(err.to_string().contains("no workload task ran for 1200 s"), "{err}");
+        // A task that sleeps on a timer for longer is not hung.
+        let mut s = Sim::new(Mm::boot(&cfg), 1, 10_000_000_000);
+        let sleeper = Scripted { name: "sleeper", plan: vec![run(1_000, After::SleepExact(2 * HUNG_RUN_NS)), run(1, After::Exit)], step: 0, wake: None, log: log.clone() };
+        s.spawn(Box::new(sleeper), 0);
+        s.run(&mut |_| {}).unwrap();
+        assert!(s.now >= 2 * HUNG_RUN_NS);
+    }
+
     #[test]
     fn a_step_that_stalled_in_the_kernel_sleeps_before_its_wait_on_a_page() {
         // The page's read completes at 2 ms, during the stall: the reader sleeps its whole
@@ -819,7 +987,7 @@ mod tests {
         s.spawn(Box::new(StalledReader { step: 0, page, log: log.clone() }), 0);
         let io = Scripted { name: "io", plan: vec![run(0, After::SleepExact(2_000_000)), run(0, After::Exit)], step: 0, wake: Some((1, page)), log: log.clone() };
         s.spawn(Box::new(io), 1);
-        s.run(&mut |_| {});
+        s.run(&mut |_| {}).unwrap();
         let reader: Vec<SimTime> = log.borrow().iter().filter(|e| e.0 == "reader").map(|e| e.1).collect();
         assert_eq!(reader[1], 20_001_000);
         assert_eq!((s.mm.congestion_waits[0], s.mm.congestion_wait_ns[0]), (1, 20_000_000));
@@ -835,7 +1003,7 @@ mod tests {
             let log: Log = Rc::default();
             let t = Scripted { name: "t", plan: vec![run(6_000_000, after), run(1, After::Exit)], step: 0, wake: None, log: log.clone() };
             s.spawn(Box::new(t), 0);
-            s.run(&mut |_| {});
+            s.run(&mut |_| {}).unwrap();
             let l = log.borrow().clone();
             l[1].1
         };
@@ -869,7 +1037,7 @@ mod tests {
         for cpu in 1..=busy {
             s.spawn(Box::new(Scripted { name: "busy", plan: vec![run(5_000_000, After::Exit)], step: 0, wake: None, log: log.clone() }), cpu);
         }
-        s.run(&mut |_| {});
+        s.run(&mut |_| {}).unwrap();
         s.times.kswapd_wait_ns
     }
 
@@ -892,7 +1060,7 @@ mod tests {
         let a = Scripted { name: "a", plan, step: 0, wake: None, log: log.clone() };
         s.spawn(Box::new(b), 0);
         s.spawn(Box::new(a), 0);
-        s.run(&mut |_| {});
+        s.run(&mut |_| {}).unwrap();
         let l = log.borrow().clone();
         l.iter().filter(|e| e.0 == "b").nth(1).expect("b ran twice").1
     }
@@ -914,7 +1082,7 @@ mod tests {
         for name in ["a", "b"] {
             s.spawn(Box::new(Scripted { name, plan: plan.clone(), step: 0, wake: None, log: log.clone() }), 0);
         }
-        s.run(&mut |_| {});
+        s.run(&mut |_| {}).unwrap();
         let l = log.borrow().clone();
         l
     }

@@ -335,7 +335,7 @@ mod tests {
         let WorkloadSpec::Fsmark(spec) = &cfg.workload else { panic!("an fsmark scenario") };
         let mut sim = Sim::new(Mm::boot(&cfg), 1, 1_000_000_000);
         let run = start(spec, &mut sim);
-        sim.run(&mut |_| {});
+        sim.run(&mut |_| {}).unwrap();
         let st = run.stats.borrow();
         assert_eq!(st.loops.len(), 3);
         for l in 1..3 {
