@@ -203,3 +203,40 @@ fn a_freed_async_write_request_ends_congestion_wait_and_reads_and_direct_writes_
     run_io(&mut mm);
     assert!(mm.wakeups.contains(&wqh), "a completed writeback request ends it");
 }
+
+#[test]
+fn reclaim_run_by_write_begins_block_allocation_cannot_take_the_page_being_written() {
+    // ext3 maps a written page's block in write_begin, with the page locked; the block (and
+    // its indirect block) may need memory, and the reclaim that frees it must pass over the
+    // page (trylock_page fails) rather than free it under the writer.
+    let mut mm = boot("64M", "ext3", "");
+    let (clean, old) = dirty_file(&mut mm, 10);
+    mm.writeback_single_inode(clean, u64::MAX, false);
+    run_io(&mut mm);
+    assert_eq!(mm.global_page_state(ZoneStat::NrFileDirty), 0);
+    // Free memory: none in the DMA zone, five pages over min in DMA32: enough for one refill
+    // of the per-cpu list (a batch of 3), not for a second.
+    let (dma, dma32) = (common::zid(0, ZoneType::Dma), common::zid(0, ZoneType::Dma32));
+    common::drain_zone(&mut mm, dma);
+    let blocks = common::drain_zone(&mut mm, dma32);
+    let keep = mm.zones[dma32].min_wmark_pages() + 5;
+    let singles = blocks.iter().flat_map(|&(pfn, order)| (0..1u32 << order).map(move |i| pfn + i));
+    for pfn in singles.take(keep as usize) {
+        let mt = mm.get_pageblock_migratetype(pfn);
+        mm.__free_one_page(dma32, pfn, 0, mt);
+    }
+    let steals0 = mm.vmstat_snapshot()[mmtwin::mm::vmstat::VmStat::PgstealDma32 as usize];
+    // Page 12 is the first behind ext3's indirect block: its data page comes from that one
+    // refill, the indirect block's page finds the zone at min and reclaims.
+    let ino = mm.create_file(0, 0).unwrap();
+    let mut t = Default::default();
+    assert_eq!(mm.file_write_page(ino, 12, 4096, 0, &mut t), mmtwin::mm::filemap::PageIo::Done);
+    let steals = mm.vmstat_snapshot()[mmtwin::mm::vmstat::VmStat::PgstealDma32 as usize] - steals0;
+    assert!(steals > 0, "direct reclaim ran inside write_begin");
+    let mapping = mm.inode(clean).mapping;
+    assert!((0..10).any(|i| mm.find_get_page(mapping, i).is_none()), "the clean pages {old:?} were reclaimed");
+    let pfn = mm.find_get_page(mm.inode(ino).mapping, 12).expect("the page being written stays in the cache");
+    let f = mm.pages[pfn as usize].flags;
+    assert!(f & PG_DIRTY != 0 && f & PG_LOCKED == 0, "dirty and unlocked after write_end: {f:#x}");
+    mmtwin::testing::checkers::check_all(&mm).unwrap();
+}

@@ -170,9 +170,11 @@ impl Mm {
     /// file, and throttles the writer (balance_dirty_pages_ratelimited). The copy is charged.
     pub fn file_write_page(&mut self, ino: Ino, index: u32, bytes: u64, cpu: usize, t: &mut DirtyThrottle) -> PageIo {
         let mapping = self.inode(ino).mapping;
+        let mut new_page = false;
         let pfn = match self.find_get_page(mapping, index) {
             Some(p) => p,
             None => {
+                new_page = true;
                 // grab_cache_page_write_begin: the page will be dirtied (__GFP_WRITE); a file
                 // system that asks for AOP_FLAG_NOFS gets the page and its tree nodes without
                 // __GFP_FS.
@@ -183,15 +185,19 @@ impl Mm {
                 self.add_to_page_cache_lru(pfn, mapping, index, Gfp::GFP_KERNEL.without(fs_bit), cpu);
                 // A whole-page write (or one past EOF) needs no read first.
                 self.pages[pfn as usize].flags |= PG_UPTODATE;
-                // write_begin of a file system without delayed allocation maps the block now.
-                if !self.sbs[self.inode(ino).sb].fs_type.delalloc() {
-                    self.get_block(ino, index);
-                }
                 pfn
             }
         };
         if self.pages[pfn as usize].flags & PG_LOCKED != 0 {
             return PageIo::Wait(self.page_waitqueue(pfn));
+        }
+        // write_begin returns the page locked and write_end unlocks it: the allocations in
+        // between (the block and its indirect blocks, buffer heads, the journal's) may run
+        // reclaim, which must not take the page (trylock_page fails).
+        self.pages[pfn as usize].flags |= PG_LOCKED;
+        // write_begin of a file system without delayed allocation maps the block now.
+        if new_page && !self.sbs[self.inode(ino).sb].fs_type.delalloc() {
+            self.get_block(ino, index);
         }
         let sb = self.inode(ino).sb;
         if self.sbs[sb].fs_type.data_buffer_heads(self.era) {
@@ -203,6 +209,8 @@ impl Mm {
         let i = self.inode_mut(ino);
         i.size_pages = i.size_pages.max(u64::from(index) + 1);
         self.jbd_write_end(ino);
+        // Nobody can have queued on the page while this step held it.
+        self.pages[pfn as usize].flags &= !PG_LOCKED;
         let dev = self.sbs[self.inode(ino).sb].dev;
         // generic_file_aio_write plugs the whole call, the writer's own writeback included.
         let plugged = self.blk_start_plug(PlugSite::Write);
