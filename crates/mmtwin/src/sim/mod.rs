@@ -449,6 +449,9 @@ impl Sim {
                 return "a journal's commit".to_string();
             }
         }
+        if self.mm.dios.iter().any(|d| d.wait == wq) {
+            return format!("its direct I/O (wait queue {wq})");
+        }
         format!("wait queue {wq}")
     }
 
