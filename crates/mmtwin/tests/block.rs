@@ -143,6 +143,31 @@ fn s390x_puts_all_memory_below_2g_in_zone_dma_and_each_disk_gets_a_file_system()
 }
 
 #[test]
+fn s390x_buddy_orders_stop_at_1m_with_1m_pageblocks_until_6x() {
+    // 2.6.25-3.x s390 forces MAX_ORDER 9 (orders 0-8); its pageblocks are 1M (HPAGE_SHIFT 20).
+    let mut mm = boot_with("arch = \"s390x\"\nnodes = [{ id = 0, cpus = 1, memory = \"256M\" }]", "linux-2.6.32", "");
+    assert_eq!((mm.max_order, mm.pageblock_order), (8, 8));
+    let dma = &mm.zones[ZoneType::Dma as usize];
+    assert!(dma.free_area[8].nr_free > 0, "free memory sits in 1M blocks");
+    assert_eq!(dma.free_area[9].nr_free + dma.free_area[10].nr_free, 0);
+    assert!(mm.alloc_pages(Gfp::GFP_KERNEL, 9, 0).is_none(), "order 9 is above MAX_ORDER - 1");
+    assert!(mm.alloc_pages(Gfp::GFP_KERNEL, 8, 0).is_some());
+    let pti = mm.proc_pagetypeinfo();
+    assert!(pti.contains("Page block order: 8\nPages per block:  256"), "{pti}");
+    let columns = mm.proc_buddyinfo().lines().next().unwrap().split_whitespace().count() - 4;
+    assert_eq!(columns, 9, "{}", mm.proc_buddyinfo());
+    // MIGRATE_RESERVE: ceil(min watermark / 256) blocks, at most two (2.6.32's cap).
+    let min = mm.zones[ZoneType::Dma as usize].watermark[0];
+    let reserve = mm.blocks_by_type()[mmtwin::mm::mmzone::MigrateType::Reserve as usize];
+    assert_eq!(reserve, min.div_ceil(256).min(2), "min watermark {min}");
+    // 6.12's s390 Kconfig no longer forces it: orders 0-10, blocks still 1M.
+    let mm = boot_with("arch = \"s390x\"\nnodes = [{ id = 0, cpus = 1, memory = \"256M\" }]", "linux-6.x", "");
+    assert_eq!((mm.max_order, mm.pageblock_order), (10, 8));
+    let mm = boot_with("nodes = [{ id = 0, cpus = 1, memory = \"256M\" }]", "linux-2.6.32", "");
+    assert_eq!((mm.max_order, mm.pageblock_order), (10, 9));
+}
+
+#[test]
 fn ext2_interleaves_indirect_blocks_with_the_data_and_ext4_does_not() {
     let mut mm = boot_with("nodes = [{ id = 0, cpus = 1, memory = \"256M\" }]\nfs = \"ext2\"", "linux-3.0", "");
     let ino = mm.create_file(0, 0).unwrap();

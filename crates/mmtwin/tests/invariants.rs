@@ -85,6 +85,17 @@ proptest! {
     }
 
     #[test]
+    fn random_alloc_free_keeps_every_invariant_s390_2631_single_list(ops in proptest::collection::vec(op(), 1..300), e084b in any::<bool>()) {
+        // s390 in 2.6.32: orders 0-8 and 1M pageblocks (orders 9 and 10 fail at once).
+        let order = if e084b { "pfn-order" } else { "reverse-pfn" };
+        let extra = format!("sysctl = {{ min_free_kbytes = 128 }}\npolicy = {{ pcp = \"order0-single-list\", cold_refill = \"{order}\" }}");
+        let text = common::scenario("linux-2.6.32", 1, 3, "32M", &extra, "").replace("[machine]\n", "[machine]\narch = \"s390x\"\n");
+        let mut mm = Mm::boot(&mmtwin::config::scenario::Scenario::parse(&text).unwrap().resolve().remove(0));
+        prop_assert_eq!(mm.max_order, 8);
+        run_ops(&mut mm, &ops)?;
+    }
+
+    #[test]
     fn random_alloc_free_keeps_every_invariant_6x(ops in proptest::collection::vec(op(), 1..300)) {
         let mut mm = common::boot("linux-6.x", 2, 2, "32M", "sysctl = { min_free_kbytes = 128 }");
         run_ops(&mut mm, &ops)?;

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::size::{format_bytes, Bytes};
 use super::ConfigError;
 use crate::mm::mmzone::{ZoneType, MAX_NR_ZONES};
+use crate::mm::vmstat::Era;
 use crate::mm::PAGE_SIZE;
 
 /// One NUMA node.
@@ -121,6 +122,29 @@ impl Arch {
         match self {
             Arch::X86_64 => DMA_END,
             Arch::S390x => 0,
+        }
+    }
+
+    /// The highest buddy order (MAX_ORDER - 1 before 6.4, MAX_PAGE_ORDER after). x86_64 keeps
+    /// the default MAX_ORDER of 11. s390 forced MAX_ORDER to 9 in 2.6.25 (Kconfig
+    /// FORCE_MAX_ZONEORDER, "[S390] Fix IPL from NSS": z/VM hands out memory in 1M
+    /// increments) and still does in 3.1; 6.12's s390 Kconfig no longer sets it, so it has
+    /// the default 10.
+    pub fn max_page_order(self, era: Era) -> usize {
+        match (self, era) {
+            (Arch::S390x, Era::Linux3) => 8,
+            _ => crate::mm::MAX_PAGE_ORDER,
+        }
+    }
+
+    /// The pageblock order (include/linux/pageblock-flags.h): HUGETLB_PAGE_ORDER when the
+    /// kernel has hugetlb pages, else MAX_ORDER - 1. x86_64: the 2M PMD page, order 9. s390:
+    /// HPAGE_SHIFT 20, order 8, which is also its MAX_ORDER - 1 in 2.6.25-3.x; 1M blocks
+    /// either way.
+    pub fn pageblock_order(self, _era: Era) -> usize {
+        match self {
+            Arch::X86_64 => crate::mm::PAGEBLOCK_ORDER,
+            Arch::S390x => 8,
         }
     }
 

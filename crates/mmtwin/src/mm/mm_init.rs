@@ -10,7 +10,7 @@ use super::page_alloc::Mm;
 use super::policy::*;
 use super::gfp::Gfp;
 use super::vmstat::{Era, VmEvents};
-use super::{Pfn, MAX_PAGE_ORDER, PAGEBLOCK_NR_PAGES, PAGE_SIZE, SWAP_CLUSTER_MAX};
+use super::{Pfn, PAGE_SIZE, SWAP_CLUSTER_MAX};
 use crate::config::machine::{MachineLayout, STRUCT_PAGE_SIZE};
 use crate::config::profile::Profile;
 use crate::config::scenario::RunConfig;
@@ -146,7 +146,9 @@ impl Mm {
                 }
             }
         }
-        let nr_blocks = max_pfn.div_ceil(PAGEBLOCK_NR_PAGES as usize).max(1);
+        let max_order = layout.arch.max_page_order(cfg.kernel.era);
+        let pageblock_order = layout.arch.pageblock_order(cfg.kernel.era);
+        let nr_blocks = max_pfn.div_ceil(1 << pageblock_order).max(1);
         let pageblock_flags = vec![MigrateType::Movable as u8; nr_blocks];
         let nr_cpus = layout.nr_cpus;
         let mut cpu_to_node = Vec::with_capacity(nr_cpus);
@@ -220,6 +222,8 @@ impl Mm {
             events: VmEvents::default(),
             policy: cfg.kernel.policy,
             era: cfg.kernel.era,
+            max_order,
+            pageblock_order,
             sysctl: cfg.kernel.sysctl.clone(),
             min_free_kbytes: 0,
             totalreserve_pages: 0,
@@ -348,7 +352,7 @@ impl Mm {
                 }
                 let mut p = pfn;
                 while p < end {
-                    let mut order = (p.trailing_zeros() as usize).min(MAX_PAGE_ORDER);
+                    let mut order = (p.trailing_zeros() as usize).min(self.max_order);
                     while p + (1 << order) > end {
                         order -= 1;
                     }
@@ -481,7 +485,7 @@ impl Mm {
             Era::Linux3 => 5,
             Era::Linux6 => 6,
         };
-        self.page_group_by_mobility_disabled = vm_total < PAGEBLOCK_NR_PAGES * nr_types;
+        self.page_group_by_mobility_disabled = vm_total < self.pageblock_nr_pages() * nr_types;
     }
 
     fn page_count(&self, z: &Zone) -> u64 {
@@ -560,14 +564,15 @@ impl Mm {
             return;
         }
         let (start, end) = (z.zone_start_pfn, z.zone_end_pfn());
-        let mut reserve = (z.watermark[WMARK_MIN].div_ceil(PAGEBLOCK_NR_PAGES)).min(2);
+        let block = self.pageblock_nr_pages();
+        let mut reserve = (z.watermark[WMARK_MIN].div_ceil(block)).min(2);
         let node = z.node;
-        let mut pfn = start & !(PAGEBLOCK_NR_PAGES as Pfn - 1);
+        let mut pfn = start & !(block as Pfn - 1);
         if pfn < start {
-            pfn += PAGEBLOCK_NR_PAGES as Pfn;
+            pfn += block as Pfn;
         }
         while pfn < end {
-            let block_end = (pfn + PAGEBLOCK_NR_PAGES as Pfn).min(end);
+            let block_end = (pfn + block as Pfn).min(end);
             let valid = self.pfn_valid(pfn) && self.page_to_nid(pfn) == node;
             let has_reserved = (pfn..block_end).any(|p| self.pages[p as usize].state() == PageState::Reserved || self.pages[p as usize].state() == PageState::Hole);
             if valid && !has_reserved {
@@ -583,7 +588,7 @@ impl Mm {
                     self.move_freepages_block(zid, pfn, MigrateType::Movable);
                 }
             }
-            pfn += PAGEBLOCK_NR_PAGES as Pfn;
+            pfn += block as Pfn;
         }
     }
 

@@ -2,7 +2,7 @@
 //! include/linux/pageblock-flags.h).
 
 use super::mm_types::ListHead;
-use super::{Pfn, NR_PAGE_ORDERS, PAGEBLOCK_ORDER, PAGE_ALLOC_COSTLY_ORDER};
+use super::{Pfn, NR_PAGE_ORDERS, PAGE_ALLOC_COSTLY_ORDER};
 
 /// Zone types in kernel order (enum zone_type, x86_64, no HIGHMEM).
 #[repr(u8)]
@@ -107,7 +107,6 @@ pub const NR_PCP_LISTS: usize = MIGRATE_PCPTYPES * (PAGE_ALLOC_COSTLY_ORDER + 1)
 #[inline(always)]
 pub fn order_to_pindex(mt: usize, order: usize) -> usize {
     if order > PAGE_ALLOC_COSTLY_ORDER {
-        debug_assert_eq!(order, PAGEBLOCK_ORDER);
         MIGRATE_PCPTYPES * (PAGE_ALLOC_COSTLY_ORDER + 1)
     } else {
         MIGRATE_PCPTYPES * order + mt
@@ -116,9 +115,9 @@ pub fn order_to_pindex(mt: usize, order: usize) -> usize {
 
 /// The order of the pages on pcp list `pindex` (pindex_to_order).
 #[inline(always)]
-pub fn pindex_to_order(pindex: usize) -> usize {
+pub fn pindex_to_order(pindex: usize, pageblock_order: usize) -> usize {
     if pindex == MIGRATE_PCPTYPES * (PAGE_ALLOC_COSTLY_ORDER + 1) {
-        PAGEBLOCK_ORDER
+        pageblock_order
     } else {
         pindex / MIGRATE_PCPTYPES
     }

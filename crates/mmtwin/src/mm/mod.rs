@@ -38,13 +38,16 @@ pub use mmzone::{MigrateType, Zone, ZoneType};
 pub const PAGE_SIZE: u64 = 4096;
 /// log2(PAGE_SIZE).
 pub const PAGE_SHIFT: u32 = 12;
-/// Buddy orders 0..=MAX_PAGE_ORDER (the 6.x name; 3.x called the exclusive bound MAX_ORDER = 11).
+/// x86_64's highest buddy order (the 6.x name MAX_PAGE_ORDER; 3.x called the exclusive bound
+/// MAX_ORDER = 11). A machine's own is `Mm::max_order` (`Arch::max_page_order`): s390 forced
+/// MAX_ORDER to 9 from 2.6.25 to past 3.1.
 pub const MAX_PAGE_ORDER: usize = 10;
-/// Number of buddy orders.
+/// Buddy orders an array must hold: the largest MAX_PAGE_ORDER of any arch, plus one.
 pub const NR_PAGE_ORDERS: usize = MAX_PAGE_ORDER + 1;
-/// Pageblock order on x86_64: the PMD huge page order.
+/// x86_64's pageblock order: the PMD huge page order. A machine's own is `Mm::pageblock_order`
+/// (`Arch::pageblock_order`): 8 on s390 (1M huge pages).
 pub const PAGEBLOCK_ORDER: usize = 9;
-/// Pages per pageblock.
+/// Pages per x86_64 pageblock.
 pub const PAGEBLOCK_NR_PAGES: u64 = 1 << PAGEBLOCK_ORDER;
 /// Orders above this are "costly" to the allocator and reclaim.
 pub const PAGE_ALLOC_COSTLY_ORDER: usize = 3;

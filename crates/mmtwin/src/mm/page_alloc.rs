@@ -11,7 +11,7 @@ use super::mmzone::*;
 use super::policy::*;
 use super::vmscan::ZoneReclaim;
 use super::vmstat::{Era, VmEvents, VmStat};
-use super::{Pfn, MAX_PAGE_ORDER, NR_PAGE_ORDERS, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER, PAGE_ALLOC_COSTLY_ORDER};
+use super::{Pfn, PAGE_ALLOC_COSTLY_ORDER};
 use crate::config::sysctl::VmSysctl;
 use crate::sim::cost::CostTable;
 
@@ -20,7 +20,7 @@ use crate::sim::cost::CostTable;
 pub struct Mm {
     /// Every page frame, indexed by pfn (holes included).
     pub pages: Vec<Page>,
-    /// Pageblock flags, indexed by pfn >> PAGEBLOCK_ORDER.
+    /// Pageblock flags, indexed by pfn >> pageblock_order.
     pub pageblock_flags: Vec<u8>,
     /// Zones, node-major: zone id = node * MAX_NR_ZONES + zone type. Empty zones are kept.
     pub zones: Vec<Zone>,
@@ -30,6 +30,10 @@ pub struct Mm {
     pub events: VmEvents,
     pub policy: MmPolicy,
     pub era: Era,
+    /// The highest buddy order of this machine's arch and era (`Arch::max_page_order`).
+    pub max_order: usize,
+    /// The pageblock order of this machine's arch (`Arch::pageblock_order`).
+    pub pageblock_order: usize,
     pub sysctl: VmSysctl,
     /// min_free_kbytes in effect (computed unless the scenario set it).
     pub min_free_kbytes: u64,
@@ -156,34 +160,40 @@ impl Mm {
         (pfn as usize) < self.pages.len() && self.pages[pfn as usize].state() != PageState::Hole
     }
 
+    /// Pages per pageblock (pageblock_nr_pages).
+    #[inline(always)]
+    pub fn pageblock_nr_pages(&self) -> u64 {
+        1 << self.pageblock_order
+    }
+
     /// Returns true if any frame of the pageblock containing `pfn` is present.
     pub fn block_has_present(&self, pfn: Pfn) -> bool {
-        let start = pfn as u64 & !(PAGEBLOCK_NR_PAGES - 1);
-        (start..(start + PAGEBLOCK_NR_PAGES).min(self.pages.len() as u64))
+        let start = pfn as u64 & !(self.pageblock_nr_pages() - 1);
+        (start..(start + self.pageblock_nr_pages()).min(self.pages.len() as u64))
             .any(|p| self.pages[p as usize].state() != PageState::Hole)
     }
 
     /// The migratetype label of the pageblock containing `pfn` (get_pageblock_migratetype).
     #[inline(always)]
     pub fn get_pageblock_migratetype(&self, pfn: Pfn) -> MigrateType {
-        MigrateType::from_u8(self.pageblock_flags[(pfn >> PAGEBLOCK_ORDER) as usize] & PB_MIGRATETYPE_MASK)
+        MigrateType::from_u8(self.pageblock_flags[(pfn >> self.pageblock_order) as usize] & PB_MIGRATETYPE_MASK)
     }
 
     /// Relabels the pageblock containing `pfn` (set_pageblock_migratetype).
     #[inline(always)]
     pub fn set_pageblock_migratetype(&mut self, pfn: Pfn, mt: MigrateType) {
-        let f = &mut self.pageblock_flags[(pfn >> PAGEBLOCK_ORDER) as usize];
+        let f = &mut self.pageblock_flags[(pfn >> self.pageblock_order) as usize];
         *f = (*f & !PB_MIGRATETYPE_MASK) | mt as u8;
     }
 
     /// Returns true if the pageblock's compaction skip hint is set (get_pageblock_skip).
     pub fn get_pageblock_skip(&self, pfn: Pfn) -> bool {
-        self.pageblock_flags[(pfn >> PAGEBLOCK_ORDER) as usize] & PB_MIGRATE_SKIP != 0
+        self.pageblock_flags[(pfn >> self.pageblock_order) as usize] & PB_MIGRATE_SKIP != 0
     }
 
     /// Sets or clears the compaction skip hint of the pageblock containing `pfn`.
     pub fn set_pageblock_skip(&mut self, pfn: Pfn, skip: bool) {
-        let f = &mut self.pageblock_flags[(pfn >> PAGEBLOCK_ORDER) as usize];
+        let f = &mut self.pageblock_flags[(pfn >> self.pageblock_order) as usize];
         if skip {
             *f |= PB_MIGRATE_SKIP
         } else {
@@ -270,14 +280,14 @@ impl Mm {
     /// it with free buddies as far as they go (__free_one_page).
     pub fn __free_one_page(&mut self, zid: usize, mut pfn: Pfn, mut order: usize, mt: MigrateType) {
         debug_assert!(pfn & ((1 << order) - 1) == 0, "unaligned free of {pfn} at order {order}");
-        while order < MAX_PAGE_ORDER {
+        while order < self.max_order {
             let buddy = pfn ^ (1 << order);
             if !self.page_is_buddy(zid, buddy, order) {
                 break;
             }
             // 6.x: from pageblock order up, blocks of types without fallbacks (isolate,
             // highatomic) do not merge with blocks of another type (migratetype_is_mergeable).
-            if order >= PAGEBLOCK_ORDER && self.era == Era::Linux6 {
+            if order >= self.pageblock_order && self.era == Era::Linux6 {
                 let bmt = self.get_pageblock_migratetype(buddy);
                 if bmt != mt && (!mt.is_pcptype() || !bmt.is_pcptype()) {
                     break;
@@ -291,9 +301,9 @@ impl Mm {
         // buddy_merge_likely: if the buddy of the block's parent is free, put the block at the
         // tail so it is less likely to be taken before its own buddy is freed and they merge.
         // Both eras skip the last two orders (3.x: order < MAX_ORDER − 2; 6.x: order <
-        // MAX_PAGE_ORDER − 1).
+        // self.max_order − 1).
         let mut to_tail = false;
-        if self.policy.merge_tail_heuristic && order < MAX_PAGE_ORDER - 1 {
+        if self.policy.merge_tail_heuristic && order < self.max_order - 1 {
             let higher = pfn & !((2u32 << order) - 1);
             let higher_buddy = higher ^ (2 << order);
             to_tail = self.page_is_buddy(zid, higher_buddy, order + 1);
@@ -331,7 +341,7 @@ impl Mm {
     /// it as needed (__rmqueue_smallest).
     #[inline(always)]
     pub fn __rmqueue_smallest(&mut self, zid: usize, order: usize, mt: MigrateType) -> Option<Pfn> {
-        for current in order..NR_PAGE_ORDERS {
+        for current in order..=self.max_order {
             let pfn = self.zones[zid].free_area[current].free_list[mt as usize].head;
             if pfn == NIL {
                 continue;
@@ -367,8 +377,8 @@ impl Mm {
     /// The pageblock range of `pfn` clipped to the zone, or None if it crosses the zone
     /// boundary (the check move_freepages_block makes).
     fn pageblock_range_in_zone(&self, zid: usize, pfn: Pfn) -> Option<(Pfn, Pfn)> {
-        let start = pfn & !(PAGEBLOCK_NR_PAGES as Pfn - 1);
-        let end = start + PAGEBLOCK_NR_PAGES as Pfn - 1;
+        let start = pfn & !(self.pageblock_nr_pages() as Pfn - 1);
+        let end = start + self.pageblock_nr_pages() as Pfn - 1;
         let z = &self.zones[zid];
         if !z.spans(start) || !z.spans(end) {
             return None;
@@ -386,9 +396,9 @@ impl Mm {
 
     /// Relabels every pageblock of a block of `order` ≥ pageblock_order (change_pageblock_range).
     fn change_pageblock_range(&mut self, pfn: Pfn, order: usize, mt: MigrateType) {
-        let nr = 1u32 << (order - PAGEBLOCK_ORDER);
+        let nr = 1u32 << (order - self.pageblock_order);
         for i in 0..nr {
-            self.set_pageblock_migratetype(pfn + i * PAGEBLOCK_NR_PAGES as Pfn, mt);
+            self.set_pageblock_migratetype(pfn + i * self.pageblock_nr_pages() as Pfn, mt);
         }
     }
 
@@ -408,25 +418,25 @@ impl Mm {
     #[cold]
     #[inline(never)]
     fn rmqueue_fallback_3x(&mut self, zid: usize, order: usize, start_mt: MigrateType) -> Option<Pfn> {
-        for current in (order..NR_PAGE_ORDERS).rev() {
+        for current in (order..=self.max_order).rev() {
             for fmt in Self::fallbacks(start_mt) {
                 let pfn = self.zones[zid].free_area[current].free_list[fmt as usize].head;
                 if pfn == NIL {
                     continue;
                 }
                 let mut mt = fmt;
-                if current >= PAGEBLOCK_ORDER / 2
+                if current >= self.pageblock_order / 2
                     || start_mt == MigrateType::Reclaimable
                     || self.page_group_by_mobility_disabled
                 {
                     let moved = self.move_freepages_block(zid, pfn, start_mt);
-                    if moved >= 1 << (PAGEBLOCK_ORDER - 1) || self.page_group_by_mobility_disabled {
+                    if moved >= 1 << (self.pageblock_order - 1) || self.page_group_by_mobility_disabled {
                         self.set_pageblock_migratetype(pfn, start_mt);
                     }
                     mt = start_mt;
                 }
                 self.take_free(zid, pfn, current);
-                if current >= PAGEBLOCK_ORDER {
+                if current >= self.pageblock_order {
                     self.change_pageblock_range(pfn, current, start_mt);
                 }
                 self.expand(zid, pfn, order, current, mt);
@@ -439,8 +449,8 @@ impl Mm {
     /// 6.x can_steal_fallback: may a fallback of `order` claim its whole pageblock?
     #[inline(always)]
     fn can_steal_fallback(&self, order: usize, start_mt: MigrateType) -> bool {
-        order >= PAGEBLOCK_ORDER
-            || order >= PAGEBLOCK_ORDER / 2
+        order >= self.pageblock_order
+            || order >= self.pageblock_order / 2
             || start_mt == MigrateType::Reclaimable
             || start_mt == MigrateType::Unmovable
             || self.page_group_by_mobility_disabled
@@ -468,15 +478,16 @@ impl Mm {
     /// reclaims ahead of further fragmentation. Returns true if the zone was boosted.
     fn boost_watermark(&mut self, zid: usize) -> bool {
         let factor = self.sysctl.watermark_boost_factor;
+        let block = self.pageblock_nr_pages();
         let z = &mut self.zones[zid];
-        if factor == 0 || z.managed_pages / PAGEBLOCK_NR_PAGES < 4 {
+        if factor == 0 || z.managed_pages / block < 4 {
             return false;
         }
-        let max_boost = (z.watermark[WMARK_HIGH] * factor / 10000).max(PAGEBLOCK_NR_PAGES);
+        let max_boost = (z.watermark[WMARK_HIGH] * factor / 10000).max(block);
         if max_boost == 0 {
             return false;
         }
-        z.watermark_boost = (z.watermark_boost + PAGEBLOCK_NR_PAGES).min(max_boost);
+        z.watermark_boost = (z.watermark_boost + block).min(max_boost);
         true
     }
 
@@ -488,7 +499,7 @@ impl Mm {
         if old_mt == MigrateType::HighAtomic {
             return MigrateType::from_u8(self.pages[pfn as usize].private);
         }
-        if current >= PAGEBLOCK_ORDER {
+        if current >= self.pageblock_order {
             self.change_pageblock_range(pfn, current, start_mt);
             return start_mt;
         }
@@ -524,11 +535,11 @@ impl Mm {
         let alike = if start_mt == MigrateType::Movable {
             movable
         } else if old_mt == MigrateType::Movable {
-            PAGEBLOCK_NR_PAGES - (free + movable)
+            self.pageblock_nr_pages() - (free + movable)
         } else {
             0
         };
-        if free + alike >= 1 << (PAGEBLOCK_ORDER - 1) || self.page_group_by_mobility_disabled {
+        if free + alike >= 1 << (self.pageblock_order - 1) || self.page_group_by_mobility_disabled {
             self.move_freepages(zid, s, e, start_mt);
             self.set_pageblock_migratetype(pfn, start_mt);
             return start_mt;
@@ -540,19 +551,19 @@ impl Mm {
     #[cold]
     #[inline(never)]
     fn rmqueue_fallback_6x(&mut self, zid: usize, order: usize, start_mt: MigrateType, alloc_flags: AllocFlags) -> Option<Pfn> {
-        let min_order = if order < PAGEBLOCK_ORDER && alloc_flags & ALLOC_NOFRAGMENT != 0 {
-            PAGEBLOCK_ORDER
+        let min_order = if order < self.pageblock_order && alloc_flags & ALLOC_NOFRAGMENT != 0 {
+            self.pageblock_order
         } else {
             order
         };
         // Largest first, so that a whole block is claimed and future fallbacks are rarer.
         let mut found: Option<(usize, MigrateType, bool)> = None;
-        for current in (min_order..NR_PAGE_ORDERS).rev() {
+        for current in (min_order..=self.max_order).rev() {
             if let Some((fmt, can_steal)) = self.find_suitable_fallback(zid, current, start_mt, false) {
                 if !can_steal && start_mt == MigrateType::Movable && current > order {
                     // Cannot claim the block: take the smallest suitable page to limit the damage.
                     found = None;
-                    for small in order..NR_PAGE_ORDERS {
+                    for small in order..=self.max_order {
                         if let Some((fmt2, cs2)) = self.find_suitable_fallback(zid, small, start_mt, false) {
                             found = Some((small, fmt2, cs2));
                             break;
@@ -567,13 +578,13 @@ impl Mm {
         let (current, fmt, can_steal) = found?;
         let pfn = self.zones[zid].free_area[current].free_list[fmt as usize].head;
         let mt = self.steal_suitable_fallback(zid, pfn, alloc_flags, start_mt, can_steal);
-        if mt == start_mt && current < PAGEBLOCK_ORDER {
+        if mt == start_mt && current < self.pageblock_order {
             // The block was claimed: its free pages are now on start_mt's lists.
             return self.__rmqueue_smallest(zid, order, start_mt);
         }
         let listed = MigrateType::from_u8(self.pages[pfn as usize].private);
         self.del_page_from_free_list(zid, pfn, current, listed);
-        self.expand(zid, pfn, order, current, if current >= PAGEBLOCK_ORDER { start_mt } else { listed });
+        self.expand(zid, pfn, order, current, if current >= self.pageblock_order { start_mt } else { listed });
         Some(pfn)
     }
 
@@ -604,7 +615,7 @@ impl Mm {
     pub fn pcp_allowed_order(&self, order: usize) -> bool {
         match self.policy.pcp {
             PcpPolicy::Order0HotCold | PcpPolicy::Order0SingleList => order == 0,
-            PcpPolicy::OrderListsFixedHigh | PcpPolicy::OrderListsAutotune => order <= PAGE_ALLOC_COSTLY_ORDER || order == PAGEBLOCK_ORDER,
+            PcpPolicy::OrderListsFixedHigh | PcpPolicy::OrderListsAutotune => order <= PAGE_ALLOC_COSTLY_ORDER || order == self.pageblock_order,
         }
     }
 
@@ -894,7 +905,7 @@ impl Mm {
                             break;
                         }
                     }
-                    let order = pindex_to_order(pi);
+                    let order = pindex_to_order(pi, self.pageblock_order);
                     loop {
                         let pfn = self.zones[zid].pcp[cpu].lists[pi].tail;
                         list_del(&mut self.pages, &mut self.zones[zid].pcp[cpu].lists[pi], pfn);
@@ -1194,7 +1205,7 @@ impl Mm {
                 if order == 0 {
                     return true;
                 }
-                for o in order..NR_PAGE_ORDERS {
+                for o in order..=self.max_order {
                     let area = &z.free_area[o];
                     if area.nr_free == 0 {
                         continue;
@@ -1369,7 +1380,7 @@ impl Mm {
     #[inline(never)]
     fn reserve_highatomic_pageblock(&mut self, pfn: Pfn, zid: usize) {
         let z = &self.zones[zid];
-        let max_managed = (z.managed_pages / 100).div_ceil(PAGEBLOCK_NR_PAGES) * PAGEBLOCK_NR_PAGES + PAGEBLOCK_NR_PAGES;
+        let max_managed = (z.managed_pages / 100).div_ceil(self.pageblock_nr_pages()) * self.pageblock_nr_pages() + self.pageblock_nr_pages();
         if z.nr_reserved_highatomic >= max_managed {
             return;
         }
@@ -1380,7 +1391,7 @@ impl Mm {
         if self.pageblock_range_in_zone(zid, pfn).is_none() {
             return;
         }
-        self.zones[zid].nr_reserved_highatomic += PAGEBLOCK_NR_PAGES;
+        self.zones[zid].nr_reserved_highatomic += self.pageblock_nr_pages();
         self.set_pageblock_migratetype(pfn, MigrateType::HighAtomic);
         self.move_freepages_block(zid, pfn, MigrateType::HighAtomic);
     }
@@ -1690,8 +1701,12 @@ impl Mm {
     }
 
     /// Allocates 2^order contiguous pages for `cpu` (__alloc_pages / __alloc_pages_nodemask).
-    /// Returns the first pfn, or None when the allocation fails.
+    /// Returns the first pfn, or None when the allocation fails (at once for an order above
+    /// the machine's highest, as the kernel's order >= MAX_ORDER check does).
     pub fn alloc_pages(&mut self, gfp: Gfp, order: usize, cpu: usize) -> Option<Pfn> {
+        if order > self.max_order {
+            return None;
+        }
         let ac = self.prepare_alloc_pages(gfp, cpu, None);
         let mut alloc_flags = ALLOC_WMARK_LOW | ALLOC_CPUSET;
         if self.era == Era::Linux6 {
@@ -1836,12 +1851,12 @@ impl Mm {
     pub fn blocks_by_type(&self) -> [u64; MIGRATE_TYPES] {
         let mut counts = [0u64; MIGRATE_TYPES];
         for z in self.zones.iter().filter(|z| z.spanned_pages > 0) {
-            let mut pfn = z.zone_start_pfn as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+            let mut pfn = z.zone_start_pfn as u64 & !(self.pageblock_nr_pages() - 1);
             while pfn < z.zone_end_pfn() as u64 {
                 if self.block_has_present(pfn as Pfn) {
                     counts[self.get_pageblock_migratetype(pfn as Pfn) as usize] += 1;
                 }
-                pfn += PAGEBLOCK_NR_PAGES;
+                pfn += self.pageblock_nr_pages();
             }
         }
         counts

@@ -8,7 +8,6 @@ use std::fmt::Write as _;
 
 use super::mmzone::{LruList, MigrateType, NumaStat, Zone, ZoneStat, ZoneType, MAX_NR_ZONES, MIGRATE_TYPES, NR_ZONE_STAT_ITEMS, WMARK_HIGH, WMARK_LOW, WMARK_MIN, WMARK_PROMO};
 use super::page_alloc::Mm;
-use super::{NR_PAGE_ORDERS, PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER};
 
 /// Which kernel's /proc layout and counter set to print.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -308,7 +307,7 @@ impl Mm {
         let mut s = String::new();
         for z in self.zones.iter().filter(|z| z.populated()) {
             let _ = write!(s, "Node {}, zone {:>8} ", z.node, z.zone_type.name());
-            for o in 0..NR_PAGE_ORDERS {
+            for o in 0..=self.max_order {
                 let _ = write!(s, "{:6} ", z.free_area[o].nr_free);
             }
             s.push('\n');
@@ -340,11 +339,11 @@ impl Mm {
     /// /proc/pagetypeinfo: free blocks per zone, type and order, then pageblocks per type.
     pub fn proc_pagetypeinfo(&self) -> String {
         let mut s = String::new();
-        let _ = writeln!(s, "Page block order: {}", PAGEBLOCK_ORDER);
-        let _ = writeln!(s, "Pages per block:  {}", PAGEBLOCK_NR_PAGES);
+        let _ = writeln!(s, "Page block order: {}", self.pageblock_order);
+        let _ = writeln!(s, "Pages per block:  {}", self.pageblock_nr_pages());
         s.push('\n');
         let _ = write!(s, "{:<43}", "Free pages count per migrate type at order");
-        for o in 0..NR_PAGE_ORDERS {
+        for o in 0..=self.max_order {
             let _ = write!(s, "{:6} ", o);
         }
         s.push('\n');
@@ -352,7 +351,7 @@ impl Mm {
         for z in self.zones.iter().filter(|z| z.populated()) {
             for (name, mt) in &types {
                 let _ = write!(s, "Node {:4}, zone {:>8}, type {:>12} ", z.node, z.zone_type.name(), name);
-                for o in 0..NR_PAGE_ORDERS {
+                for o in 0..=self.max_order {
                     let n = mt.map_or(0, |mt| z.free_area[o].free_list[mt as usize].len as u64);
                     if self.era == Era::Linux6 && n >= 100000 {
                         let _ = write!(s, ">{:6} ", 100000);
@@ -371,13 +370,13 @@ impl Mm {
         s.push('\n');
         for z in self.zones.iter().filter(|z| z.populated()) {
             let mut counts = [0u64; MIGRATE_TYPES];
-            let start = z.zone_start_pfn as u64 & !(PAGEBLOCK_NR_PAGES - 1);
+            let start = z.zone_start_pfn as u64 & !(self.pageblock_nr_pages() - 1);
             let mut pfn = start;
             while pfn < z.zone_end_pfn() as u64 {
                 if self.block_has_present(pfn as u32) {
                     counts[self.get_pageblock_migratetype(pfn as u32) as usize] += 1;
                 }
-                pfn += PAGEBLOCK_NR_PAGES;
+                pfn += self.pageblock_nr_pages();
             }
             let _ = write!(s, "Node {}, zone {:>8} ", z.node, z.zone_type.name());
             for (_, mt) in &types {

@@ -5,7 +5,7 @@ use crate::mm::mm_types::PageState;
 use crate::mm::mmzone::{pindex_to_order, MigrateType, NR_PCP_LISTS};
 use crate::mm::policy::PcpPolicy;
 use crate::mm::vmstat::Era;
-use crate::mm::{Mm, Pfn, MAX_PAGE_ORDER, PAGEBLOCK_ORDER};
+use crate::mm::{Mm, Pfn};
 
 const ON_BUDDY: u8 = 1;
 const ON_PCP: u8 = 2;
@@ -50,7 +50,7 @@ pub fn check(mm: &Mm) -> Result<(), String> {
         for (cpu, pcp) in z.pcp.iter().enumerate() {
             let mut count = 0u32;
             for (pi, list) in pcp.lists.iter().enumerate().take(NR_PCP_LISTS) {
-                let order = if matches!(mm.policy.pcp, PcpPolicy::Order0HotCold | PcpPolicy::Order0SingleList) { 0 } else { pindex_to_order(pi) };
+                let order = if matches!(mm.policy.pcp, PcpPolicy::Order0HotCold | PcpPolicy::Order0SingleList) { 0 } else { pindex_to_order(pi, mm.pageblock_order) };
                 for pfn in walk(mm, list.head, list.tail, list.len, &format!("{name} cpu {cpu} pcp list {pi}"))? {
                     let p = &mm.pages[pfn as usize];
                     if p.state() != PageState::Pcp || p.order as usize != order || !z.spans(pfn) {
@@ -93,12 +93,12 @@ pub fn check(mm: &Mm) -> Result<(), String> {
             }
             if p.state() == PageState::Buddy {
                 let order = p.order as usize;
-                if order < MAX_PAGE_ORDER {
+                if order < mm.max_order {
                     let buddy = pfn ^ (1 << order);
                     if z.spans(buddy) {
                         let b = &mm.pages[buddy as usize];
                         let (pm, bm) = (mm.get_pageblock_migratetype(pfn), mm.get_pageblock_migratetype(buddy));
-                        let barrier = mm.era == Era::Linux6 && order >= PAGEBLOCK_ORDER && pm != bm && (!pm.is_pcptype() || !bm.is_pcptype());
+                        let barrier = mm.era == Era::Linux6 && order >= mm.pageblock_order && pm != bm && (!pm.is_pcptype() || !bm.is_pcptype());
                         if b.state() == PageState::Buddy && b.order as usize == order && mark[buddy as usize] == ON_BUDDY && !barrier {
                             return Err(format!("{name}: free buddies {pfn} and {buddy} of order {order} were not merged"));
                         }
