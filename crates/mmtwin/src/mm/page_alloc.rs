@@ -280,14 +280,15 @@ impl Mm {
     /// it with free buddies as far as they go (__free_one_page).
     pub fn __free_one_page(&mut self, zid: usize, mut pfn: Pfn, mut order: usize, mt: MigrateType) {
         debug_assert!(pfn & ((1 << order) - 1) == 0, "unaligned free of {pfn} at order {order}");
-        while order < self.max_order {
+        let (max_order, barrier_order) = (self.max_order, if self.era == Era::Linux6 { self.pageblock_order } else { usize::MAX });
+        while order < max_order {
             let buddy = pfn ^ (1 << order);
             if !self.page_is_buddy(zid, buddy, order) {
                 break;
             }
             // 6.x: from pageblock order up, blocks of types without fallbacks (isolate,
             // highatomic) do not merge with blocks of another type (migratetype_is_mergeable).
-            if order >= self.pageblock_order && self.era == Era::Linux6 {
+            if order >= barrier_order {
                 let bmt = self.get_pageblock_migratetype(buddy);
                 if bmt != mt && (!mt.is_pcptype() || !bmt.is_pcptype()) {
                     break;
@@ -301,9 +302,9 @@ impl Mm {
         // buddy_merge_likely: if the buddy of the block's parent is free, put the block at the
         // tail so it is less likely to be taken before its own buddy is freed and they merge.
         // Both eras skip the last two orders (3.x: order < MAX_ORDER − 2; 6.x: order <
-        // self.max_order − 1).
+        // MAX_PAGE_ORDER − 1).
         let mut to_tail = false;
-        if self.policy.merge_tail_heuristic && order < self.max_order - 1 {
+        if self.policy.merge_tail_heuristic && order < max_order - 1 {
             let higher = pfn & !((2u32 << order) - 1);
             let higher_buddy = higher ^ (2 << order);
             to_tail = self.page_is_buddy(zid, higher_buddy, order + 1);
@@ -341,7 +342,7 @@ impl Mm {
     /// it as needed (__rmqueue_smallest).
     #[inline(always)]
     pub fn __rmqueue_smallest(&mut self, zid: usize, order: usize, mt: MigrateType) -> Option<Pfn> {
-        for current in order..=self.max_order {
+        for current in order..self.max_order + 1 {
             let pfn = self.zones[zid].free_area[current].free_list[mt as usize].head;
             if pfn == NIL {
                 continue;
@@ -418,7 +419,7 @@ impl Mm {
     #[cold]
     #[inline(never)]
     fn rmqueue_fallback_3x(&mut self, zid: usize, order: usize, start_mt: MigrateType) -> Option<Pfn> {
-        for current in (order..=self.max_order).rev() {
+        for current in (order..self.max_order + 1).rev() {
             for fmt in Self::fallbacks(start_mt) {
                 let pfn = self.zones[zid].free_area[current].free_list[fmt as usize].head;
                 if pfn == NIL {
@@ -558,12 +559,12 @@ impl Mm {
         };
         // Largest first, so that a whole block is claimed and future fallbacks are rarer.
         let mut found: Option<(usize, MigrateType, bool)> = None;
-        for current in (min_order..=self.max_order).rev() {
+        for current in (min_order..self.max_order + 1).rev() {
             if let Some((fmt, can_steal)) = self.find_suitable_fallback(zid, current, start_mt, false) {
                 if !can_steal && start_mt == MigrateType::Movable && current > order {
                     // Cannot claim the block: take the smallest suitable page to limit the damage.
                     found = None;
-                    for small in order..=self.max_order {
+                    for small in order..self.max_order + 1 {
                         if let Some((fmt2, cs2)) = self.find_suitable_fallback(zid, small, start_mt, false) {
                             found = Some((small, fmt2, cs2));
                             break;
@@ -1205,7 +1206,7 @@ impl Mm {
                 if order == 0 {
                     return true;
                 }
-                for o in order..=self.max_order {
+                for o in order..self.max_order + 1 {
                     let area = &z.free_area[o];
                     if area.nr_free == 0 {
                         continue;

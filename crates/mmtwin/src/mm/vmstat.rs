@@ -307,7 +307,7 @@ impl Mm {
         let mut s = String::new();
         for z in self.zones.iter().filter(|z| z.populated()) {
             let _ = write!(s, "Node {}, zone {:>8} ", z.node, z.zone_type.name());
-            for o in 0..=self.max_order {
+            for o in 0..self.max_order + 1 {
                 let _ = write!(s, "{:6} ", z.free_area[o].nr_free);
             }
             s.push('\n');
@@ -343,7 +343,7 @@ impl Mm {
         let _ = writeln!(s, "Pages per block:  {}", self.pageblock_nr_pages());
         s.push('\n');
         let _ = write!(s, "{:<43}", "Free pages count per migrate type at order");
-        for o in 0..=self.max_order {
+        for o in 0..self.max_order + 1 {
             let _ = write!(s, "{:6} ", o);
         }
         s.push('\n');
@@ -351,7 +351,7 @@ impl Mm {
         for z in self.zones.iter().filter(|z| z.populated()) {
             for (name, mt) in &types {
                 let _ = write!(s, "Node {:4}, zone {:>8}, type {:>12} ", z.node, z.zone_type.name(), name);
-                for o in 0..=self.max_order {
+                for o in 0..self.max_order + 1 {
                     let n = mt.map_or(0, |mt| z.free_area[o].free_list[mt as usize].len as u64);
                     if self.era == Era::Linux6 && n >= 100000 {
                         let _ = write!(s, ">{:6} ", 100000);
