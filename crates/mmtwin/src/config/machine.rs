@@ -140,8 +140,8 @@ impl Arch {
     /// The pageblock order (include/linux/pageblock-flags.h): HUGETLB_PAGE_ORDER when the
     /// kernel has hugetlb pages, else MAX_ORDER - 1. x86_64: the 2M PMD page, order 9. s390:
     /// HPAGE_SHIFT 20, order 8, which is also its MAX_ORDER - 1 in 2.6.25-3.x; 1M blocks
-    /// either way.
-    pub fn pageblock_order(self, _era: Era) -> usize {
+    /// either way, in every era modelled.
+    pub fn pageblock_order(self) -> usize {
         match self {
             Arch::X86_64 => crate::mm::PAGEBLOCK_ORDER,
             Arch::S390x => 8,

@@ -147,7 +147,7 @@ impl Mm {
             }
         }
         let max_order = layout.arch.max_page_order(cfg.kernel.era);
-        let pageblock_order = layout.arch.pageblock_order(cfg.kernel.era);
+        let pageblock_order = layout.arch.pageblock_order();
         let nr_blocks = max_pfn.div_ceil(1 << pageblock_order).max(1);
         let pageblock_flags = vec![MigrateType::Movable as u8; nr_blocks];
         let nr_cpus = layout.nr_cpus;
