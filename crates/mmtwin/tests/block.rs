@@ -168,6 +168,23 @@ fn s390x_buddy_orders_stop_at_1m_with_1m_pageblocks_until_6x() {
 }
 
 #[test]
+fn migrate_reserve_keeps_every_block_the_min_watermark_needs_until_2632_caps_it_at_two() {
+    // The pcp study's 320M s390 machine: a min watermark of 572 pages asks for three 1M blocks.
+    let machine = "arch = \"s390x\"\nnodes = [{ id = 0, cpus = 1, memory = \"320M\" }]\nboot_reserved = \"96M\"";
+    let reserve = |mm: &Mm| mm.blocks_by_type()[mmtwin::mm::mmzone::MigrateType::Reserve as usize];
+    let capped = boot_with(machine, "linux-2.6.32", "");
+    let min = capped.zones[ZoneType::Dma as usize].watermark[0];
+    assert_eq!(min.div_ceil(256), 3, "min watermark {min}");
+    assert_eq!(reserve(&capped), 2, "78986a678f6 (2.6.32-rc1): at most two");
+    let uncapped = boot_with(machine, "linux-2.6.32", "atomic_reserve = \"migrate-reserve-uncapped\"");
+    assert_eq!(reserve(&uncapped), 3, "2.6.31: no cap");
+    // The reserve's free pages sit on the RESERVE free lists.
+    let z = &uncapped.zones[ZoneType::Dma as usize];
+    let on_reserve: u64 = (0..=8).map(|o| (z.free_area[o].free_list[mmtwin::mm::mmzone::MigrateType::Reserve as usize].len as u64) << o).sum();
+    assert_eq!(on_reserve, 3 * 256);
+}
+
+#[test]
 fn ext2_interleaves_indirect_blocks_with_the_data_and_ext4_does_not() {
     let mut mm = boot_with("nodes = [{ id = 0, cpus = 1, memory = \"256M\" }]\nfs = \"ext2\"", "linux-3.0", "");
     let ino = mm.create_file(0, 0).unwrap();

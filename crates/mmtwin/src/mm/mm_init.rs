@@ -545,7 +545,7 @@ impl Mm {
             }
             z.watermark_boost = 0;
         }
-        if self.policy.atomic_reserve == AtomicReserve::MigrateReserve {
+        if matches!(self.policy.atomic_reserve, AtomicReserve::MigrateReserve | AtomicReserve::MigrateReserveUncapped) {
             for zid in 0..self.zones.len() {
                 self.setup_zone_migrate_reserve(zid);
             }
@@ -556,8 +556,9 @@ impl Mm {
         }
     }
 
-    /// 3.x setup_zone_migrate_reserve: label up to min(2, ⌈min_wmark / pageblock⌉) movable
-    /// pageblocks MIGRATE_RESERVE, from the start of the zone.
+    /// setup_zone_migrate_reserve (2.6.24–3.x): label ⌈min_wmark / pageblock⌉ movable pageblocks
+    /// MIGRATE_RESERVE from the start of the zone, at most two since 2.6.32 (78986a678f6), and
+    /// return any further RESERVE block to MOVABLE.
     fn setup_zone_migrate_reserve(&mut self, zid: usize) {
         let z = &self.zones[zid];
         if !z.populated() {
@@ -565,7 +566,10 @@ impl Mm {
         }
         let (start, end) = (z.zone_start_pfn, z.zone_end_pfn());
         let block = self.pageblock_nr_pages();
-        let mut reserve = (z.watermark[WMARK_MIN].div_ceil(block)).min(2);
+        let mut reserve = z.watermark[WMARK_MIN].div_ceil(block);
+        if self.policy.atomic_reserve == AtomicReserve::MigrateReserve {
+            reserve = reserve.min(2);
+        }
         let node = z.node;
         let mut pfn = start & !(block as Pfn - 1);
         if pfn < start {

@@ -206,9 +206,14 @@ pub enum ScanBatch {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum AtomicReserve {
-    /// 3.x setup_zone_migrate_reserve: pageblocks labelled MIGRATE_RESERVE, used only when all
-    /// other types fail.
+    /// 2.6.32–3.x setup_zone_migrate_reserve: pageblocks labelled MIGRATE_RESERVE, used only
+    /// when all other types fail; ⌈min_wmark / pageblock⌉ of them, at most two (78986a678f6,
+    /// 2.6.32-rc1).
     MigrateReserve,
+    /// 2.6.24–2.6.31: the same MIGRATE_RESERVE blocks without the cap of two, so a zone keeps
+    /// ⌈min_wmark / pageblock⌉ of them (the kernel Christian Ehrhardt's bisection tested
+    /// e084b2d95e48 in).
+    MigrateReserveUncapped,
     /// 4.4+: MIGRATE_HIGHATOMIC blocks reserved on demand by high-order atomic allocations.
     Highatomic,
 }
