@@ -16,8 +16,8 @@ Asserted, from the model (see EXPERIMENTS.md for the account):
 - On the s390 FCP queue (128 segments, zfcp cuts every segment into 4 KiB SBALEs) the order
   does not change request sizes.
 - The thread's mechanism: at 16 readers the 2.6.32 readers sleep in the allocator's
-  congestion_wait, each time until its timeout because nothing is written (HZ/50: five
-  jiffies, ended at a tick, so 16-20 ms); 2.6.37's
+  congestion_wait, each time until its timeout because nothing is written (HZ/50: two
+  jiffies at s390's HZ 100, ended at a tick, so 10-20 ms); 2.6.37's
   wait_iff_congested removes the sleeps and the 16 readers read more. One reader, and O_DIRECT,
   do not stall.
 - The seed's trigger is NOT reproduced on 2.6.32's per-type lists: the stalls come with either
@@ -26,9 +26,9 @@ Asserted, from the model (see EXPERIMENTS.md for the account):
 - On a queue of 16 segments, the reverse order splits readahead into smaller requests and the
   single reader loses throughput: the regression e084b fixed (Narayanan's OneNAND report).
 - On the per-cpu list of 2.6.31, where Christian's bisection tested e084b (one list shared by
-  every migratetype), e084b about doubles the time 16 readers sleep in the allocator's
-  congestion_wait in an iozone round on a fresh machine, and they read less; with 64M more the
-  loss shrinks (the seed: it vanishes).
+  every migratetype), e084b lengthens the time 16 readers sleep in the allocator's
+  congestion_wait in an iozone round on a fresh machine, and they read less, at 256M and at
+  320M. The seed's loss vanished with 64M more; the twin's does not (an xfail test says so).
 """
 
 from __future__ import annotations
@@ -41,9 +41,10 @@ from tests.python.fidelity import metric_mean, run_scenario, summary
 SEEDS = ROOT / "scenarios" / "seeds"
 E084B, REVERT, NOSTALL = "2.6.32", "2.6.32-revert-e084b", "2.6.32-wait-iff-congested"
 READ = "iozone Read Throughput"
-#: congestion_wait(BLK_RW_ASYNC, HZ/50) before the allocator retries, and a jiffy (HZ 250), in ns.
+#: congestion_wait(BLK_RW_ASYNC, HZ/50) before the allocator retries, and a jiffy in ns (s390's
+#: defconfig: HZ 100, so HZ/50 is two jiffies).
 HZ_50_NS = 20_000_000
-JIFFY_NS = 4_000_000
+JIFFY_NS = 10_000_000
 
 
 @pytest.fixture(scope="module")
@@ -91,8 +92,8 @@ def test_16_readers_sleep_the_full_congestion_wait_after_reclaim_made_progress(f
     b = _block(fcp, "iozone-256M", kernel)
     waits, wait_ns = b["congestion_waits"][0], b["congestion_wait_ns"][0]
     assert waits > 1000
-    # Nothing is written, so every wait runs its timeout, which the timer wheel ends at the fifth
-    # tick: up to a jiffy short of 20 ms.
+    # Nothing is written, so every wait runs its timeout, which the timer wheel ends at the
+    # second tick: up to a jiffy short of 20 ms.
     assert waits * (HZ_50_NS - JIFFY_NS) < wait_ns <= waits * HZ_50_NS
     assert abs(wait_ns / waits - (HZ_50_NS - JIFFY_NS / 2)) < JIFFY_NS / 4, "the tick falls anywhere in the last jiffy"
     assert b["congestion_waits"][1:] == [0, 0]
@@ -104,7 +105,7 @@ def test_without_the_stalls_16_readers_read_more(fcp, mem):
     assert _block(fcp, bench, NOSTALL)["congestion_waits"] == [0, 0, 0]
     nostall = metric_mean(fcp, bench, NOSTALL, "16", READ)
     for kernel in (E084B, REVERT):
-        # Each stall sleeps to its fifth tick while the reader's disk runs dry: a large share.
+        # Each stall sleeps to its second tick while the reader's disk runs dry: a large share.
         assert metric_mean(fcp, bench, kernel, "16", READ) < 0.8 * nostall
     assert metric_mean(fcp, bench, E084B, "1", READ) == metric_mean(fcp, bench, NOSTALL, "1", READ)
 
@@ -136,22 +137,28 @@ def test_on_a_16_segment_queue_reverse_order_makes_smaller_requests_and_loses_th
     assert metric_mean(segs16, bench, REVERT, "1", READ) < 0.95 * metric_mean(segs16, bench, E084B, "1", READ)
 
 
-def test_on_the_2631_single_list_e084b_doubles_the_allocator_sleep_and_costs_16_readers(single_list):
-    # A 16-reader iozone round on a fresh 2.6.31 machine: with e084b the readers sleep about
-    # twice as long in the allocator's congestion_wait and read less; 64M more halves the loss
-    # (the seed: it vanishes).
+def _loss_2631(single_list, mem):
+    bench = f"iozone-{mem}"
+    return 1 - metric_mean(single_list, bench, "2.6.31", "16", READ) / metric_mean(single_list, bench, "2.6.31-revert-e084b", "16", READ)
+
+
+def test_on_the_2631_single_list_e084b_lengthens_the_allocator_sleep_and_costs_16_readers(single_list):
+    # A 16-reader iozone round on a fresh 2.6.31 machine: with e084b the readers sleep longer
+    # in the allocator's congestion_wait (1.8x at 256M, 10x at 320M) and read less.
     def slept(kernel, bench):
         return sum(it["block"]["congestion_wait_ns"][0] for it in summary(single_list, bench, kernel)["iterations"])
-
-    def loss(mem):
-        bench = f"iozone-{mem}"
-        return 1 - metric_mean(single_list, bench, "2.6.31", "16", READ) / metric_mean(single_list, bench, "2.6.31-revert-e084b", "16", READ)
 
     for mem in ("256M", "320M"):
         bench = f"iozone-{mem}"
         assert slept("2.6.31", bench) > 1.5 * slept("2.6.31-revert-e084b", bench)
-    assert loss("256M") > 0.25
-    assert 0 < loss("320M") < 0.8 * loss("256M")
+        assert _loss_2631(single_list, mem) > 0.25
+
+
+@pytest.mark.xfail(strict=True, reason="not reproduced: with 3 MIGRATE_RESERVE blocks at 320M the revert's stalls go, "
+                   "e084b's stay, and the loss stays above 30% (EXPERIMENTS.md)")
+def test_with_64m_more_e084b_costs_16_readers_almost_nothing(single_list):
+    # The seed: "giving the system just a bit (~64m+) more memory solves the issue almost completely".
+    assert _loss_2631(single_list, "320M") < 0.1
 
 
 def test_on_2632s_per_type_lists_the_order_does_not_move_the_stalls(fcp):

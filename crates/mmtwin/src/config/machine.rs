@@ -148,6 +148,16 @@ impl Arch {
         }
     }
 
+    /// The CONFIG_HZ a kernel built for this architecture has when the scenario does not say:
+    /// s390's defconfig sets HZ_100 (2.6.32 and 6.12 alike, as its distributions did);
+    /// x86_64 kernels of the distributions mostly ran at 250 (Kconfig.hz's default).
+    pub fn default_hz(self) -> u32 {
+        match self {
+            Arch::X86_64 => 250,
+            Arch::S390x => 100,
+        }
+    }
+
     /// Memory at the start of node 0 that firmware keeps (present but reserved).
     pub fn low_reserved(self) -> u64 {
         match self {

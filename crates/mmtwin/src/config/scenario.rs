@@ -44,6 +44,31 @@ pub struct KernelSpec {
     pub sysctl: SysctlOverrides,
     #[serde(default)]
     pub policy: PolicyOverrides,
+    /// CONFIG_HZ, the timer tick's rate (jiffies per second): 100, 250, 300 or 1000; by
+    /// default the architecture's (`Arch::default_hz`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hz: Option<Hz>,
+}
+
+/// A CONFIG_HZ value (kernel/Kconfig.hz offers these four).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "i64", into = "u32")]
+pub struct Hz(pub u32);
+
+impl TryFrom<i64> for Hz {
+    type Error = String;
+    fn try_from(v: i64) -> Result<Hz, String> {
+        match v {
+            100 | 250 | 300 | 1000 => Ok(Hz(v as u32)),
+            _ => Err(format!("CONFIG_HZ {v} is not one Kconfig offers; valid: 100, 250, 300, 1000")),
+        }
+    }
+}
+
+impl From<Hz> for u32 {
+    fn from(h: Hz) -> u32 {
+        h.0
+    }
 }
 
 /// `[sampling]`: how often vmstat timelines are sampled.
@@ -159,6 +184,13 @@ pub struct ResolvedKernel {
     pub era: Era,
     pub sysctl: VmSysctl,
     pub policy: MmPolicy,
+    /// CONFIG_HZ.
+    #[serde(default = "default_hz")]
+    pub hz: u32,
+}
+
+fn default_hz() -> u32 {
+    250
 }
 
 /// Everything one kernel's run of one workload depends on. A run is a pure function of this and
@@ -339,6 +371,7 @@ impl Scenario {
                     era: k.profile.era(),
                     sysctl: k.sysctl.apply(&k.profile.sysctl()),
                     policy: k.policy.apply(k.profile.alloc_policy()),
+                    hz: k.hz.map_or(machine.arch.default_hz(), u32::from),
                 },
                 workload: workload.clone(),
                 costs: self.costs,
@@ -416,6 +449,19 @@ type = "anon-churn"
         let bad = MINIMAL.replace("cpus = 2", "cpus = \"two\"");
         let e = Scenario::parse(&bad).unwrap_err();
         assert!(e.key.starts_with("machine.nodes"), "{e}");
+    }
+
+    #[test]
+    fn config_hz_is_the_architectures_unless_the_kernel_sets_it() {
+        let hz = |text: &str| Scenario::parse(text).map(|s| s.resolve()[0].kernel.hz);
+        assert_eq!(hz(MINIMAL).unwrap(), 250);
+        assert_eq!(hz(&MINIMAL.replace("[machine]", "[machine]\narch = \"s390x\"")).unwrap(), 100);
+        assert_eq!(hz(&MINIMAL.replace("[[kernel]]", "[[kernel]]\nhz = 1000")).unwrap(), 1000);
+        let e = hz(&MINIMAL.replace("[[kernel]]", "[[kernel]]\nhz = 200")).unwrap_err();
+        assert_eq!(e.key, "kernel[0].hz");
+        assert!(e.message.contains("valid: 100, 250, 300, 1000"), "{e}");
+        let r = Scenario::parse(&MINIMAL.replace("[[kernel]]", "[[kernel]]\nhz = 300")).unwrap().resolve();
+        assert_eq!(RunConfig::parse(&r[0].to_toml()).unwrap(), r[0]);
     }
 
     /// MINIMAL with its `[workload]` table replaced by `entries` (the text after `type = `).

@@ -313,7 +313,7 @@ impl Task for Flusher {
         } else if written == 0 {
             // Nothing writable in this inode now (pages locked or already under writeback):
             // wait for some I/O to finish before looking again.
-            After::WaitTimeout(mm.bdevs[dev].rq_wait, crate::mm::page_writeback::JIFFY_NS)
+            After::WaitTimeout(mm.bdevs[dev].rq_wait, mm.sched.jiffy_ns)
         } else {
             After::Continue
         };

@@ -26,6 +26,7 @@ impl Mm {
     pub fn boot(cfg: &RunConfig) -> Mm {
         let layout = cfg.machine.layout().expect("validated machine");
         let mut mm = Mm::empty(&layout, cfg);
+        mm.sched.jiffy_ns = 1_000_000_000 / u64::from(cfg.kernel.hz);
         mm.build_all_zonelists(&layout);
         mm.memblock_free_all();
         mm.init_per_zone_wmark_min(cfg.kernel.profile);

@@ -20,7 +20,9 @@ use super::vmstat::{Era, VmStat};
 use super::Pfn;
 use crate::fs::{Ino, I_DIRTY_PAGES, I_SYNC};
 
-/// A jiffy in ns (HZ = 250, the common 2011 distribution setting).
+/// A jiffy in ns at HZ = 250, the common x86 distribution setting and the default of a kernel
+/// whose CONFIG_HZ the scenario does not set (see `Arch::default_hz`); a run's own jiffy is
+/// `SchedState::jiffy_ns`.
 pub const JIFFY_NS: u64 = 4_000_000;
 /// balance_dirty_pages gives up waiting after this long once the excess is halved (MAX_PAUSE).
 pub const MAX_PAUSE_NS: u64 = 200_000_000;
@@ -424,7 +426,7 @@ impl Mm {
             leave = true;
         }
         if !leave {
-            t.pause_ns = if t.pause_ns == 0 { JIFFY_NS } else { (t.pause_ns * 2).min(super::vmscan::HZ_10_NS) };
+            t.pause_ns = if t.pause_ns == 0 { self.sched.jiffy_ns } else { (t.pause_ns * 2).min(super::vmscan::HZ_10_NS) };
             self.sleep_ns += self.schedule_timeout_ns(t.pause_ns);
             return;
         }

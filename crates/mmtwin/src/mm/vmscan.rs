@@ -1061,13 +1061,13 @@ impl Mm {
     /// sleep runs its timeout (the early wakeups on progress are not modelled).
     fn direct_reclaim_throttle(&mut self, nid: usize, sc: &ScanControl, scanned: u64, reclaimed: u64) {
         if self.nodes[nid].lruvec_congested && !self.skip_throttle_noprogress(nid) {
-            self.sleep_ns += self.schedule_timeout_ns(JIFFY_NS);
+            self.sleep_ns += self.schedule_timeout_ns(self.sched.jiffy_ns);
         }
         if reclaimed > scanned >> 3 {
             return;
         }
         if sc.priority == 1 && sc.nr_reclaimed == 0 && !self.skip_throttle_noprogress(nid) {
-            self.sleep_ns += self.schedule_timeout_ns(JIFFY_NS);
+            self.sleep_ns += self.schedule_timeout_ns(self.sched.jiffy_ns);
         }
     }
 

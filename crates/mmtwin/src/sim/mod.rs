@@ -16,7 +16,6 @@ pub mod sched;
 
 use std::collections::VecDeque;
 
-use crate::mm::page_writeback::JIFFY_NS;
 use crate::mm::vmscan::Kswapd;
 use crate::mm::vmstat::{VmstatWorker, NR_VMSTAT_ITEMS};
 use crate::mm::Mm;
@@ -273,7 +272,7 @@ impl Sim {
             last_workload_step: 0,
         };
         // The timer tick's phase, from its own stream so the run's other draws stay as they were.
-        sim.mm.sched.tick_phase = Rng::new(seed ^ 0x7469_636b_7068_6173).below(JIFFY_NS);
+        sim.mm.sched.tick_phase = Rng::new(seed ^ 0x7469_636b_7068_6173).below(sim.mm.sched.jiffy_ns);
         // The hashed page wait table comes first (ids 0..NR_PAGE_WAITQUEUES), then
         // congestion_wqh, then each block device's request and flusher queues.
         for _ in 0..crate::mm::filemap::NR_PAGE_WAITQUEUES {

@@ -93,22 +93,25 @@ pub struct SchedState {
     /// machine was up before the run began, so the phase is a matter of chance (drawn from the
     /// run's seed by the engine).
     pub tick_phase: u64,
+    /// A jiffy in ns: 10⁹ / CONFIG_HZ of the kernel that runs (set at boot).
+    pub jiffy_ns: u64,
 }
 
 impl SchedState {
     /// The jiffy count at time `t`.
     pub fn jiffies_at(&self, t: u64) -> u64 {
-        (t + JIFFY_NS - self.tick_phase) / JIFFY_NS
+        (t + self.jiffy_ns - self.tick_phase) / self.jiffy_ns
     }
 
     /// When a kernel timeout of `ns` set at `now` expires (schedule_timeout → the timer wheel):
     /// at the tick that brings jiffies to their value now plus the timeout in whole jiffies,
     /// rounded up (msecs_to_jiffies), so up to one jiffy short of `ns`.
     pub fn timer_expiry(&self, now: u64, ns: u64) -> u64 {
-        let n = ns.div_ceil(JIFFY_NS).max(1);
+        let j = self.jiffy_ns;
+        let n = ns.div_ceil(j).max(1);
         // The last tick was this long ago.
-        let since_tick = (now + JIFFY_NS - self.tick_phase) % JIFFY_NS;
-        now + n * JIFFY_NS - since_tick
+        let since_tick = (now + j - self.tick_phase) % j;
+        now + n * j - since_tick
     }
 
     pub fn new(nr_cpus: usize, node_cpus: &[Vec<usize>]) -> SchedState {
@@ -124,6 +127,7 @@ impl SchedState {
             min_vruntime: vec![0; nr_cpus],
             curr_vruntime: vec![0; nr_cpus],
             tick_phase: 0,
+            jiffy_ns: JIFFY_NS,
         }
     }
 
@@ -235,6 +239,21 @@ mod tests {
         assert_eq!(s.woken_vruntime(99_000_000, 0, 0), 99_000_000);
         // 1 ms ahead of CPU 0's min_vruntime stays 1 ms ahead of CPU 1's.
         assert_eq!(s.woken_vruntime(101_000_000, 0, 1), 11_000_000);
+    }
+
+    #[test]
+    fn congestion_waits_hz_50_timeout_ends_at_the_second_tick_at_hz_100_and_the_fifth_at_250() {
+        // congestion_wait(BLK_RW_ASYNC, HZ/50): 2 jiffies at HZ=100 (s390), 5 at HZ=250. Set
+        // 0.5 ms after a tick, it sleeps 19.5 ms at either rate; set 0.5 ms before one, 10.5 ms
+        // at HZ=100 and 16.5 ms at HZ=250.
+        let mut s = SchedState::new(1, &[vec![0]]);
+        for (jiffy, before_tick) in [(10_000_000, 10_500_000), (4_000_000, 16_500_000)] {
+            s.jiffy_ns = jiffy;
+            s.tick_phase = 0;
+            assert_eq!(s.timer_expiry(100_500_000, 20_000_000) - 100_500_000, 19_500_000);
+            assert_eq!(s.timer_expiry(99_500_000, 20_000_000) - 99_500_000, before_tick);
+            assert_eq!(s.jiffies_at(100_000_000), 100_000_000 / jiffy + 1);
+        }
     }
 
     #[test]
