@@ -189,8 +189,9 @@ pub struct ResolvedKernel {
     pub hz: u32,
 }
 
+/// A stored config from before `hz` was resolved ran at the default architecture's rate.
 fn default_hz() -> u32 {
-    250
+    super::machine::Arch::default().default_hz()
 }
 
 /// Everything one kernel's run of one workload depends on. A run is a pure function of this and

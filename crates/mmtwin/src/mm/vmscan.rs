@@ -32,7 +32,6 @@ pub const MAX_RECLAIM_RETRIES: u32 = 16;
 pub const HZ_10_NS: u64 = 100_000_000;
 /// One jiffy at HZ=250 (Debian's and most distributions' kernels): reclaim_throttle's short
 /// timeout.
-pub use super::page_writeback::JIFFY_NS;
 
 /// Who is reclaiming: decides which counters move and, in places, what may be done.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
