@@ -21,8 +21,9 @@ Asserted, from the model (see EXPERIMENTS.md for the account):
   wait_iff_congested removes the sleeps and the 16 readers read more. One reader, and O_DIRECT,
   do not stall.
 - The seed's trigger is NOT reproduced on 2.6.32's per-type lists: the stalls come with either
-  order (at full size, since the stalls are slept in full in session 19, they cost 16 readers
-  56% and the three orders' runs overlap, EXPERIMENTS.md), so no assert on its sign.
+  order (at full size they cost 16 readers 61% since session 23, where a task that waited in
+  the allocator retries only after its sleep, and the three orders' runs overlap,
+  EXPERIMENTS.md), so no assert on its sign.
 - On a queue of 16 segments, the reverse order splits readahead into smaller requests and the
   single reader loses throughput: the regression e084b fixed (Narayanan's OneNAND report).
 - On the per-cpu list of 2.6.31, where Christian's bisection tested e084b (one list shared by
@@ -95,7 +96,10 @@ def test_16_readers_sleep_the_full_congestion_wait_after_reclaim_made_progress(f
     # Nothing is written, so every wait runs its timeout, which the timer wheel ends at the
     # second tick: up to a jiffy short of 20 ms.
     assert waits * (HZ_50_NS - JIFFY_NS) < wait_ns <= waits * HZ_50_NS
-    assert abs(wait_ns / waits - (HZ_50_NS - JIFFY_NS / 2)) < JIFFY_NS / 4, "the tick falls anywhere in the last jiffy"
+    # A reader woken by that tick reclaims at once, fails again and waits again, starting just
+    # after a tick: such a wait runs almost the whole two jiffies, so the mean is well above the
+    # 15 ms of a wait begun at a random point of a jiffy.
+    assert wait_ns / waits > HZ_50_NS - JIFFY_NS / 4
     assert b["congestion_waits"][1:] == [0, 0]
 
 
@@ -111,12 +115,13 @@ def test_without_the_stalls_16_readers_read_more(fcp, mem):
 
 
 def test_with_64m_more_the_stalls_cost_16_readers_less(fcp):
-    # The seed: the loss almost vanishes with ~64M more. The twin: it shrinks (EXPERIMENTS.md).
+    # The seed: the loss almost vanishes with ~64M more. The twin: it shrinks, a little
+    # (64% -> 56% since session 23, EXPERIMENTS.md).
     def loss(mem):
         bench = f"iozone-{mem}"
         return 1 - metric_mean(fcp, bench, E084B, "16", READ) / metric_mean(fcp, bench, NOSTALL, "16", READ)
 
-    assert loss("320M") < 0.8 * loss("256M")
+    assert loss("320M") < loss("256M")
 
 
 @pytest.mark.parametrize("report", ["fcp", "segs16"])

@@ -71,6 +71,7 @@ fn main() {
                         d.reclaim_progress[i], d.reclaim_pcp_before[i] as f64 / n, d.reclaim_pcp_unusable[i] as f64 / n, d.reclaim_free_gain[i] as f64 / n);
                 }
                 println!("  pcp_diag: unusable pcp pages at those reclaims by page_private type {:?}", d.reclaim_pcp_unusable_by_type);
+                println!("  pcp_diag: slow paths by waits made [0..8+] {:?}, allocations with a wait owed {}", d.slowpath_waits, d.alloc_with_wait_owed);
                 println!("  end: blocks by type {:?} file LRU pages by block type {:?} (Unmovable, Movable, Reclaimable, HighAtomic, Reserve, Isolate)",
                     r.blocks_by_type, r.file_lru_by_block);
             }

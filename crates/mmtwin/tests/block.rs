@@ -259,8 +259,63 @@ fn read_page(mm: &mut Mm, ino: mmtwin::fs::Ino, index: u32) {
             PageIo::Done => return,
             PageIo::Wait(_) => run_io(mm),
             PageIo::NoMem => panic!("no memory for readahead"),
+            PageIo::Retry => panic!("the readahead slept in the allocator"),
         }
     }
+}
+
+#[test]
+fn a_readahead_that_sleeps_in_the_allocator_finishes_its_window_after_the_sleep() {
+    // 2.6.32 on a 256M s390 zone (pcp batch 15, high 90), one CPU, no kswapd running: a reader
+    // of a file larger than memory soon finds NR_FREE_PAGES under min, and direct reclaim's 32
+    // cold frees stay on its per-cpu list, so the allocation after it fails and the task
+    // waits in congestion_wait. The kernel's reader sleeps there, in the middle of its
+    // window, and retries at `rebalance` (direct reclaim, then the try) when it wakes; the
+    // window is read when it is whole.
+    use mmtwin::mm::filemap::PageIo;
+    use mmtwin::mm::mm_types::PG_LOCKED;
+    use mmtwin::mm::vmstat::VmStat;
+    let machine = "arch = \"s390x\"\nnodes = [{ id = 0, cpus = 1, memory = \"256M\" }]\nboot_reserved = \"96M\"\nfs = \"ext2\"\ndisk = { read_ahead_kb = 512 }";
+    let mut mm = boot_with(machine, "linux-2.6.32", "");
+    let ino = mm.create_file(0, 0).unwrap();
+    mm.lay_out_file(ino, 60_000);
+    let mut stalls = 0;
+    for index in 0..60_000 {
+        loop {
+            let mut waits = mm.congestion_waits[0];
+            let r = mm.file_read_page(ino, index, 4096, 0);
+            // The engine's part: the task sleeps, then finishes what the sleep interrupted.
+            while mm.congestion_sleep.take().is_some() {
+                stalls += 1;
+                assert_eq!(mm.congestion_waits[0], waits + 1, "one wait, then the sleep: no second reclaim at the same instant");
+                assert_eq!(mm.pending_readahead.len(), 1, "the window is parked");
+                let (_, ra) = mm.pending_readahead[0].clone();
+                assert!(ra.next < ra.nr, "{ra:?}");
+                // Its pages so far are locked in the cache, and not one has gone to the disk.
+                assert!(ra.to_read.iter().all(|&(_, p)| mm.pages[p as usize].flags & PG_LOCKED != 0));
+                let pgpgin = mm.events.get(VmStat::Pgpgin);
+                let allocstall = mm.events.get(VmStat::Allocstall);
+                waits = mm.congestion_waits[0];
+                let again = mm.resume_kernel_work(0);
+                assert!(mm.events.get(VmStat::Allocstall) > allocstall, "the retry starts with direct reclaim");
+                if !again {
+                    assert!(mm.pending_readahead.is_empty());
+                    let window = u64::from(ra.nr - ra.next) + ra.to_read.len() as u64;
+                    assert!(mm.events.get(VmStat::Pgpgin) - pgpgin >= 4 * window, "the whole window is read when it is whole");
+                }
+            }
+            match r {
+                PageIo::Done => break,
+                PageIo::Wait(_) => run_io(&mut mm),
+                PageIo::Retry => {}
+                PageIo::NoMem => panic!("no memory for readahead"),
+            }
+        }
+        if stalls >= 3 {
+            return;
+        }
+    }
+    panic!("the reader never slept in the allocator ({stalls} sleeps)");
 }
 
 /// The largest readahead window a sequential reader of a 2,048-page ext4 file reaches.

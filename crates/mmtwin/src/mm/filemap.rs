@@ -80,6 +80,24 @@ pub enum PageIo {
     Wait(usize),
     /// No memory could be had (the allocation failed even after reclaim).
     NoMem,
+    /// The allocation slept in the allocator (congestion_wait): do the same page again when
+    /// the task runs next (`Mm::alloc_may_defer`).
+    Retry,
+}
+
+/// A readahead window whose allocation slept part-way (__do_page_cache_readahead's loop, in
+/// which page_cache_alloc_cold may sleep): the pages still to allocate, and the pages
+/// allocated so far, which are read when the window is whole.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingReadahead {
+    pub ino: Ino,
+    pub start: u32,
+    pub nr: u32,
+    pub lookahead: u32,
+    /// The next offset in the window to allocate.
+    pub next: u32,
+    /// (index, pfn) of the allocated pages to read.
+    pub to_read: Vec<(u32, Pfn)>,
 }
 
 impl AddressSpace {
@@ -181,7 +199,12 @@ impl Mm {
                 let nofs = self.sbs[self.inode(ino).sb].fs_type.write_begin_nofs(self.era);
                 let fs_bit = if nofs { Gfp::FS } else { Gfp(0) };
                 let gfp = self.mapping_gfp_mask(ino).with(Gfp::WRITE).without(fs_bit);
-                let Some(pfn) = self.alloc_pages(gfp, 0, cpu) else { return PageIo::NoMem };
+                self.alloc_may_defer = true;
+                let page = self.alloc_pages(gfp, 0, cpu);
+                self.alloc_may_defer = false;
+                let Some(pfn) = page else {
+                    return if std::mem::take(&mut self.alloc_deferred) { PageIo::Retry } else { PageIo::NoMem };
+                };
                 self.add_to_page_cache_lru(pfn, mapping, index, Gfp::GFP_KERNEL.without(fs_bit), cpu);
                 // A whole-page write (or one past EOF) needs no read first.
                 self.pages[pfn as usize].flags |= PG_UPTODATE;
@@ -235,6 +258,7 @@ impl Mm {
                 self.page_cache_sync_readahead(ino, index, cpu);
                 match self.find_get_page(mapping, index) {
                     Some(p) => p,
+                    None if self.readahead_pending() => return PageIo::Retry,
                     None => return PageIo::NoMem,
                 }
             }
@@ -328,7 +352,21 @@ impl Mm {
     /// __do_page_cache_readahead + read_pages: allocates cold pages for the uncached offsets of
     /// [start, start + nr) within the file, marks the page that starts the async part, and reads
     /// them: runs of adjacent blocks become one bio; holes are zero-filled without I/O.
+    ///
+    /// An allocation that sleeps in the allocator (congestion_wait) stops the window there: the
+    /// pages allocated so far stay locked in the cache, unread, and the task finishes the window
+    /// when it runs again (`resume_kernel_work`), as the kernel's reader finishes its loop after
+    /// the sleep. (The kernel keeps those pages on a private list until read_pages adds them to
+    /// the cache; here they are in the cache, locked, so only their own reader can meet them.)
     pub fn __do_page_cache_readahead(&mut self, ino: Ino, start: u32, nr: u32, lookahead: u32, cpu: usize) {
+        let ra = PendingReadahead { ino, start, nr, lookahead, next: 0, to_read: Vec::new() };
+        self.readahead_window(ra, cpu);
+    }
+
+    /// Allocates the rest of readahead window `ra` and reads it, or parks it again if an
+    /// allocation sleeps.
+    fn readahead_window(&mut self, mut ra: PendingReadahead, cpu: usize) {
+        let (ino, start, nr, lookahead) = (ra.ino, ra.start, ra.nr, ra.lookahead);
         let mapping = self.inode(ino).mapping;
         let size = self.inode(ino).size_pages;
         let gfp = match self.policy.readahead_gfp {
@@ -336,16 +374,28 @@ impl Mm {
             super::policy::ReadaheadGfp::ColdNoretry => self.mapping_gfp_mask(ino).with(Gfp::COLD).with(Gfp::NORETRY).with(Gfp::NOWARN),
         };
         let plugged = self.blk_start_plug(PlugSite::Readahead);
-        let mut to_read = Vec::new();
-        for i in 0..nr {
+        while ra.next < nr {
+            let i = ra.next;
             let index = start + i;
             if u64::from(index) >= size.max(1) {
                 break;
             }
             if self.find_get_page(mapping, index).is_some() {
+                ra.next += 1;
                 continue;
             }
-            let Some(pfn) = self.alloc_pages(gfp, 0, cpu) else { break };
+            self.alloc_may_defer = true;
+            let page = self.alloc_pages(gfp, 0, cpu);
+            self.alloc_may_defer = false;
+            let Some(pfn) = page else {
+                if std::mem::take(&mut self.alloc_deferred) {
+                    self.blk_finish_plug(plugged);
+                    self.pending_readahead.push((self.sched.current_pid, ra));
+                    return;
+                }
+                break;
+            };
+            ra.next += 1;
             // 3.x read_pages adds the pages with GFP_KERNEL; 6.x with the pages' own mask.
             let tree_gfp = if self.era == Era::Linux3 { Gfp::GFP_KERNEL } else { gfp };
             self.add_to_page_cache_lru(pfn, mapping, index, tree_gfp, cpu);
@@ -360,12 +410,29 @@ impl Mm {
                 }
                 Some(_) => {
                     self.pages[pfn as usize].flags |= PG_LOCKED;
-                    to_read.push((index, pfn));
+                    ra.to_read.push((index, pfn));
                 }
             }
         }
-        self.mpage_readpages(ino, to_read, Some(cpu));
+        self.mpage_readpages(ino, ra.to_read, Some(cpu));
         self.blk_finish_plug(plugged);
+    }
+
+    /// Whether the current task has a readahead window parked by a sleep in the allocator.
+    pub fn readahead_pending(&self) -> bool {
+        let pid = self.sched.current_pid;
+        self.pending_readahead.iter().any(|(p, _)| *p == pid)
+    }
+
+    /// Kernel work the current task resumes when it runs again after a sleep inside the
+    /// allocator: the rest of a parked readahead window. Returns whether the task has to sleep
+    /// again before it can go on (the allocation slept once more).
+    pub fn resume_kernel_work(&mut self, cpu: usize) -> bool {
+        let pid = self.sched.current_pid;
+        let Some(i) = self.pending_readahead.iter().position(|(p, _)| *p == pid) else { return false };
+        let (_, ra) = self.pending_readahead.swap_remove(i);
+        self.readahead_window(ra, cpu);
+        self.readahead_pending()
     }
 
     /// read_pages → mpage_readpages: maps each locked page's block and gathers the pages into
@@ -467,6 +534,7 @@ impl Mm {
                         }
                         p
                     }
+                    None if self.readahead_pending() => return PageIo::Retry,
                     None => return PageIo::NoMem,
                 }
             }

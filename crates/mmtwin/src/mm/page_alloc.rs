@@ -68,6 +68,21 @@ pub struct Mm {
     /// the task on `congestion_wqh` until a freed request wakes it or the timeout passes, and
     /// credits the time slept to the caller.
     pub congestion_sleep: Option<(u64, super::vmscan::CongestionSite)>,
+    /// Set by a caller that can stop and retry after a sleep (the buffered read's readahead,
+    /// the buffered write, the mapped file fault) around its page allocation: the slow path
+    /// then ends at its first congestion_wait and returns no page, so the task sleeps before
+    /// it retries, as the kernel's task does (2.6.32-3.x: congestion_wait or
+    /// wait_iff_congested, then `goto rebalance`), instead of retrying at the same instant.
+    pub alloc_may_defer: bool,
+    /// The slow path returned no page because the task is to sleep and retry (see
+    /// `alloc_may_defer`); the caller takes it.
+    pub alloc_deferred: bool,
+    /// Tasks (pids) whose next allocation resumes the slow path at `rebalance`: direct reclaim
+    /// first, then the try, as after the kernel's wait.
+    pub alloc_rebalance: Vec<u32>,
+    /// Readahead windows whose allocation slept part-way, by task (pid): the task finishes
+    /// allocating and submits the window when it runs again (`resume_kernel_work`).
+    pub pending_readahead: Vec<(u32, super::filemap::PendingReadahead)>,
     /// congestion_wqh[BLK_RW_ASYNC]: congestion_wait(BLK_RW_ASYNC) sleeps here, and every
     /// async (write) request freed on a queue below its congestion-off mark wakes it
     /// (__freed_request → clear_bdi_congested, 2.6.x-5.x).
@@ -1708,15 +1723,31 @@ impl Mm {
         if order > self.max_order {
             return None;
         }
+        if self.congestion_sleep.is_some() {
+            self.pcp_diag.alloc_with_wait_owed += 1;
+        }
         let ac = self.prepare_alloc_pages(gfp, cpu, None);
-        let mut alloc_flags = ALLOC_WMARK_LOW | ALLOC_CPUSET;
-        if self.era == Era::Linux6 {
-            alloc_flags |= self.alloc_flags_nofragment(ac.preferred_zone, gfp);
+        // Back from the wait of an earlier attempt: the kernel's task resumes at rebalance.
+        let pid = self.sched.current_pid;
+        let resume = match self.alloc_rebalance.iter().position(|&p| p == pid) {
+            Some(i) => {
+                self.alloc_rebalance.swap_remove(i);
+                true
+            }
+            None => false,
+        };
+        if !resume {
+            let mut alloc_flags = ALLOC_WMARK_LOW | ALLOC_CPUSET;
+            if self.era == Era::Linux6 {
+                alloc_flags |= self.alloc_flags_nofragment(ac.preferred_zone, gfp);
+            }
+            if let Some(p) = self.get_page_from_freelist(gfp, order, alloc_flags, &ac, cpu) {
+                return Some(p);
+            }
         }
-        if let Some(p) = self.get_page_from_freelist(gfp, order, alloc_flags, &ac, cpu) {
-            return Some(p);
-        }
-        let page = self.__alloc_pages_slowpath(gfp, order, &ac, cpu);
+        let waits0 = self.pcp_diag.stalls;
+        let page = self.__alloc_pages_slowpath(gfp, order, &ac, cpu, resume);
+        self.pcp_diag.slowpath_waits[((self.pcp_diag.stalls - waits0) as usize).min(8)] += 1;
         if page.is_none() && order > 0 {
             self.pcp_diag.high_order_fail += 1;
         }
@@ -1728,19 +1759,23 @@ impl Mm {
     /// are not reclaiming already, direct reclaim (try_to_free_pages) followed by another try —
     /// after clearing the zonelist cache with `zlcreconsider` and after draining the per-cpu
     /// lists once. Without progress the OOM path is reached: the OOM killer is not modelled, so
-    /// the allocation fails and counts oom_kill. Small orders retry while reclaim progresses.
+    /// the allocation fails and counts oom_kill. Small orders retry while reclaim progresses:
+    /// after the wait, at once when the caller cannot stop (`alloc_may_defer` unset), or, when
+    /// it can, when the task has slept, entering again with `rebalance` (direct reclaim first).
     #[cold]
     #[inline(never)]
-    fn __alloc_pages_slowpath(&mut self, gfp: Gfp, order: usize, ac: &AllocContext, cpu: usize) -> Option<Pfn> {
+    fn __alloc_pages_slowpath(&mut self, gfp: Gfp, order: usize, ac: &AllocContext, cpu: usize, mut rebalance: bool) -> Option<Pfn> {
         self.cost_ns += self.costs.slowpath_entry_ns;
         let mut stalls = 0;
         loop {
-            if gfp.has(Gfp::KSWAPD_RECLAIM) {
-                self.wake_all_kswapds(order, ac);
-            }
             let alloc_flags = self.gfp_to_alloc_flags(gfp, order);
-            if let Some(p) = self.get_page_from_freelist(gfp, order, alloc_flags, ac, cpu) {
-                return Some(p);
+            if !std::mem::take(&mut rebalance) {
+                if gfp.has(Gfp::KSWAPD_RECLAIM) {
+                    self.wake_all_kswapds(order, ac);
+                }
+                if let Some(p) = self.get_page_from_freelist(gfp, order, alloc_flags, ac, cpu) {
+                    return Some(p);
+                }
             }
             // PF_MEMALLOC (reclaim allocating for itself) may not recurse into reclaim.
             if !gfp.allow_blocking() || self.in_reclaim {
@@ -1818,6 +1853,12 @@ impl Mm {
                     self.pcp_diag.stall_free_pages += self.zones[zid].nr_free_pages;
                 }
                 self.wait_iff_congested(z, super::vmscan::HZ_10_NS / 5);
+                if self.alloc_may_defer && self.congestion_sleep.is_some() {
+                    // The task sleeps now and retries at rebalance when it runs again.
+                    self.alloc_deferred = true;
+                    self.alloc_rebalance.push(self.sched.current_pid);
+                    return None;
+                }
             }
         }
     }
@@ -1933,6 +1974,12 @@ pub struct PcpDiag {
     /// the other types' lists; summed, and (all reclaims together) by their page_private type.
     pub reclaim_pcp_unusable: [u64; 2],
     pub reclaim_pcp_unusable_by_type: [u64; MIGRATE_TYPES],
+    /// Slow-path calls by the number of waits they made before they returned ([k] for k waits,
+    /// the last bucket 8 or more).
+    pub slowpath_waits: [u64; 9],
+    /// Allocations entered while the task already owed a congestion_wait from an earlier one in
+    /// the same step (the sleep comes after the step).
+    pub alloc_with_wait_owed: u64,
 }
 
 /// 6.x CONFIG_PCP_BATCH_SCALE_MAX default.

@@ -8,6 +8,12 @@
 //! boundaries when a woken task lags the running one by more than the wakeup granularity or a
 //! tick during the step finds it past its CFS slice (`sched`), wakes kswapd when the allocator
 //! asked for it, and samples /proc/vmstat at a fixed interval.
+//!
+//! A sleep inside the kernel (a congestion_wait, a dirty-throttling pause) follows the step's
+//! CPU time. Where the kernel's task would sleep in the middle of an allocation and then retry,
+//! the callers that can stop there (readahead, the buffered write, the file fault) end their
+//! step at the sleep; the retry, and what the sleep interrupted (the rest of a readahead
+//! window), run at the start of the task's next step (`Mm::resume_kernel_work`).
 
 pub mod cost;
 pub mod queue;
@@ -586,7 +592,11 @@ impl Sim {
             return;
         }
         let timed_out = std::mem::take(&mut self.tasks[tid].timed_out);
-        let mut step = {
+        // Kernel work left half done by a sleep inside the allocator is finished first; if it
+        // has to sleep again, that is all the step does.
+        let mut step = if self.mm.resume_kernel_work(cpu) {
+            Step { user_ns: 0, system_ns: 0, after: After::Continue }
+        } else {
             let mut cx = TaskCx { now: self.now, cpu, tid, mm: &mut self.mm, rng: &mut self.rng, timed_out };
             self.tasks[tid].task.step(&mut cx)
         };

@@ -64,6 +64,8 @@ pub fn page_loop(
             PageIo::Done => *next += 1,
             PageIo::Wait(wq) => return Stop::Wait(wq),
             PageIo::NoMem => return Stop::NoMem,
+            // Slept in the allocator: the same page again after the sleep.
+            PageIo::Retry => return Stop::Yield,
         }
         if cx.mm.owes_sleep() {
             // Throttled: the pause follows this step.
