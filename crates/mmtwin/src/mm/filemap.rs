@@ -17,7 +17,7 @@ use crate::fs::Ino;
 
 use super::mm_types::*;
 use super::mmzone::ZoneStat;
-use super::page_alloc::Mm;
+use super::page_alloc::{AllocFailure, Mm};
 use super::Pfn;
 
 /// An address space (struct address_space) of one file.
@@ -81,7 +81,7 @@ pub enum PageIo {
     /// No memory could be had (the allocation failed even after reclaim).
     NoMem,
     /// The allocation slept in the allocator (congestion_wait): do the same page again when
-    /// the task runs next (`Mm::alloc_may_defer`).
+    /// the task runs next (`Mm::alloc_pages_or_sleep`).
     Retry,
 }
 
@@ -199,11 +199,10 @@ impl Mm {
                 let nofs = self.sbs[self.inode(ino).sb].fs_type.write_begin_nofs(self.era);
                 let fs_bit = if nofs { Gfp::FS } else { Gfp(0) };
                 let gfp = self.mapping_gfp_mask(ino).with(Gfp::WRITE).without(fs_bit);
-                self.alloc_may_defer = true;
-                let page = self.alloc_pages(gfp, 0, cpu);
-                self.alloc_may_defer = false;
-                let Some(pfn) = page else {
-                    return if std::mem::take(&mut self.alloc_deferred) { PageIo::Retry } else { PageIo::NoMem };
+                let pfn = match self.alloc_pages_or_sleep(gfp, 0, cpu) {
+                    Ok(p) => p,
+                    Err(AllocFailure::SleepFirst) => return PageIo::Retry,
+                    Err(AllocFailure::NoMem) => return PageIo::NoMem,
                 };
                 self.add_to_page_cache_lru(pfn, mapping, index, Gfp::GFP_KERNEL.without(fs_bit), cpu);
                 // A whole-page write (or one past EOF) needs no read first.
@@ -384,16 +383,14 @@ impl Mm {
                 ra.next += 1;
                 continue;
             }
-            self.alloc_may_defer = true;
-            let page = self.alloc_pages(gfp, 0, cpu);
-            self.alloc_may_defer = false;
-            let Some(pfn) = page else {
-                if std::mem::take(&mut self.alloc_deferred) {
+            let pfn = match self.alloc_pages_or_sleep(gfp, 0, cpu) {
+                Ok(p) => p,
+                Err(AllocFailure::SleepFirst) => {
                     self.blk_finish_plug(plugged);
                     self.pending_readahead.push((self.sched.current_pid, ra));
                     return;
                 }
-                break;
+                Err(AllocFailure::NoMem) => break,
             };
             ra.next += 1;
             // 3.x read_pages adds the pages with GFP_KERNEL; 6.x with the pages' own mask.

@@ -68,15 +68,11 @@ pub struct Mm {
     /// the task on `congestion_wqh` until a freed request wakes it or the timeout passes, and
     /// credits the time slept to the caller.
     pub congestion_sleep: Option<(u64, super::vmscan::CongestionSite)>,
-    /// Set by a caller that can stop and retry after a sleep (the buffered read's readahead,
-    /// the buffered write, the mapped file fault) around its page allocation: the slow path
-    /// then ends at its first congestion_wait and returns no page, so the task sleeps before
-    /// it retries, as the kernel's task does (2.6.32-3.x: congestion_wait or
-    /// wait_iff_congested, then `goto rebalance`), instead of retrying at the same instant.
-    pub alloc_may_defer: bool,
-    /// The slow path returned no page because the task is to sleep and retry (see
-    /// `alloc_may_defer`); the caller takes it.
-    pub alloc_deferred: bool,
+    /// Set while a caller that can stop and retry after a sleep allocates
+    /// (`alloc_pages_or_sleep`): the slow path then ends at its first congestion_wait.
+    pub(crate) alloc_may_defer: bool,
+    /// The slow path returned no page because the task is to sleep and retry.
+    pub(crate) alloc_deferred: bool,
     /// Tasks (pids) whose next allocation resumes the slow path at `rebalance`: direct reclaim
     /// first, then the try, as after the kernel's wait.
     pub alloc_rebalance: Vec<u32>,
@@ -1754,6 +1750,22 @@ impl Mm {
         page
     }
 
+    /// alloc_pages for a caller that can stop where the kernel's task sleeps in the slow path
+    /// (the buffered read's readahead, the buffered write, the file fault): the slow path ends
+    /// at its first congestion_wait, the task sleeps before it retries, as the kernel's does
+    /// (2.6.32-3.x: congestion_wait or wait_iff_congested, then `goto rebalance`), and its
+    /// next allocation resumes at rebalance. Other callers retry at the same instant.
+    pub fn alloc_pages_or_sleep(&mut self, gfp: Gfp, order: usize, cpu: usize) -> Result<Pfn, AllocFailure> {
+        self.alloc_may_defer = true;
+        let page = self.alloc_pages(gfp, order, cpu);
+        self.alloc_may_defer = false;
+        match page {
+            Some(p) => Ok(p),
+            None if std::mem::take(&mut self.alloc_deferred) => Err(AllocFailure::SleepFirst),
+            None => Err(AllocFailure::NoMem),
+        }
+    }
+
     /// The slow path (__alloc_pages_slowpath, 3.1 order of steps; 6.x adds nothing modelled
     /// here yet): wake kswapd, retry at the min watermark, then, for callers that may sleep and
     /// are not reclaiming already, direct reclaim (try_to_free_pages) followed by another try —
@@ -1940,6 +1952,15 @@ impl Mm {
             self.__free_one_page(zid, pfn, order, mt);
         }
     }
+}
+
+/// Why `alloc_pages_or_sleep` returned no page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AllocFailure {
+    /// The allocation failed even after reclaim.
+    NoMem,
+    /// The task waits in the allocator first (the wait is owed) and retries when it wakes.
+    SleepFirst,
 }
 
 /// mmtwin's own "why" figures for the per-cpu lists (no /proc counter has them): what the
