@@ -296,7 +296,10 @@ fn a_readahead_that_sleeps_in_the_allocator_finishes_its_window_after_the_sleep(
                 let pgpgin = mm.events.get(VmStat::Pgpgin);
                 let allocstall = mm.events.get(VmStat::Allocstall);
                 waits = mm.congestion_waits[0];
+                let pid = mm.sched.current_pid;
+                mm.arm_alloc_rebalance(pid);
                 let again = mm.resume_kernel_work(0);
+                mm.disarm_alloc_rebalance();
                 assert!(mm.events.get(VmStat::Allocstall) > allocstall, "the retry starts with direct reclaim");
                 if !again {
                     assert!(mm.pending_readahead.is_empty());
@@ -316,6 +319,33 @@ fn a_readahead_that_sleeps_in_the_allocator_finishes_its_window_after_the_sleep(
         }
     }
     panic!("the reader never slept in the allocator ({stalls} sleeps)");
+}
+
+#[test]
+fn only_the_step_after_the_allocators_wait_resumes_at_rebalance() {
+    // A task back from congestion_wait in the slow path continues the interrupted allocation
+    // at `rebalance`: direct reclaim comes first even with memory free. If that step needs no
+    // allocation after all, the resume lapses with it; a later step allocates from the fast
+    // path as usual.
+    use mmtwin::mm::vmstat::VmStat;
+    let machine = "arch = \"s390x\"\nnodes = [{ id = 0, cpus = 1, memory = \"256M\" }]\nfs = \"ext2\"";
+    let mut mm = boot_with(machine, "linux-2.6.32", "");
+    let pid = mm.sched.current_pid;
+    let gfp = Gfp::GFP_HIGHUSER_MOVABLE.with(Gfp::COLD);
+    // The step that uses it.
+    mm.alloc_rebalance.push(pid);
+    mm.arm_alloc_rebalance(pid);
+    let stalls = mm.events.get(VmStat::Allocstall);
+    assert!(mm.alloc_pages_or_sleep(gfp, 0, 0).is_ok());
+    mm.disarm_alloc_rebalance();
+    assert_eq!(mm.events.get(VmStat::Allocstall), stalls + 1, "the resumed allocation reclaims first");
+    // The step that does not: the next step's allocation takes the fast path.
+    mm.alloc_rebalance.push(pid);
+    mm.arm_alloc_rebalance(pid);
+    mm.disarm_alloc_rebalance();
+    assert!(mm.alloc_rebalance.is_empty());
+    assert!(mm.alloc_pages_or_sleep(gfp, 0, 0).is_ok());
+    assert_eq!(mm.events.get(VmStat::Allocstall), stalls + 1, "no stale resume");
 }
 
 /// The largest readahead window a sequential reader of a 2,048-page ext4 file reaches.

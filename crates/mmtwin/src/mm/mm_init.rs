@@ -243,6 +243,7 @@ impl Mm {
             alloc_may_defer: false,
             alloc_deferred: false,
             alloc_rebalance: Vec::new(),
+            alloc_resume: false,
             pending_readahead: Vec::new(),
             congestion_wqh: 0,
             congestion_waits: [0; 3],

@@ -73,9 +73,14 @@ pub struct Mm {
     pub(crate) alloc_may_defer: bool,
     /// The slow path returned no page because the task is to sleep and retry.
     pub(crate) alloc_deferred: bool,
-    /// Tasks (pids) whose next allocation resumes the slow path at `rebalance`: direct reclaim
-    /// first, then the try, as after the kernel's wait.
+    /// Tasks (pids) that slept in the allocator's wait: when one runs again, its step is the
+    /// rest of the interrupted call (`arm_alloc_rebalance`).
     pub alloc_rebalance: Vec<u32>,
+    /// Set for the step of a task back from the allocator's wait: its first allocation through
+    /// `alloc_pages_or_sleep` (the interrupted one) resumes the slow path at `rebalance`, direct
+    /// reclaim first, then the try, as after the kernel's wait. Cleared when the step ends, so
+    /// a step that needs no allocation leaves nothing behind (`disarm_alloc_rebalance`).
+    pub(crate) alloc_resume: bool,
     /// Readahead windows whose allocation slept part-way, by task (pid): the task finishes
     /// allocating and submits the window when it runs again (`resume_kernel_work`).
     pub pending_readahead: Vec<(u32, super::filemap::PendingReadahead)>,
@@ -1724,14 +1729,7 @@ impl Mm {
         }
         let ac = self.prepare_alloc_pages(gfp, cpu, None);
         // Back from the wait of an earlier attempt: the kernel's task resumes at rebalance.
-        let pid = self.sched.current_pid;
-        let resume = match self.alloc_rebalance.iter().position(|&p| p == pid) {
-            Some(i) => {
-                self.alloc_rebalance.swap_remove(i);
-                true
-            }
-            None => false,
-        };
+        let resume = self.alloc_may_defer && std::mem::take(&mut self.alloc_resume);
         if !resume {
             let mut alloc_flags = ALLOC_WMARK_LOW | ALLOC_CPUSET;
             if self.era == Era::Linux6 {
@@ -1748,6 +1746,21 @@ impl Mm {
             self.pcp_diag.high_order_fail += 1;
         }
         page
+    }
+
+    /// Called when task `pid` starts a step: if it slept in the allocator's wait, the step's
+    /// first stoppable allocation is the interrupted one, resumed at `rebalance`.
+    pub fn arm_alloc_rebalance(&mut self, pid: u32) {
+        if let Some(i) = self.alloc_rebalance.iter().position(|&p| p == pid) {
+            self.alloc_rebalance.swap_remove(i);
+            self.alloc_resume = true;
+        }
+    }
+
+    /// Called when a task's step ends: a resume the step did not use lapses (the retried call
+    /// found its pages cached and allocated nothing).
+    pub fn disarm_alloc_rebalance(&mut self) {
+        self.alloc_resume = false;
     }
 
     /// alloc_pages for a caller that can stop where the kernel's task sleeps in the slow path

@@ -594,12 +594,14 @@ impl Sim {
         let timed_out = std::mem::take(&mut self.tasks[tid].timed_out);
         // Kernel work left half done by a sleep inside the allocator is finished first; if it
         // has to sleep again, that is all the step does.
+        self.mm.arm_alloc_rebalance(tid as u32);
         let mut step = if self.mm.resume_kernel_work(cpu) {
             Step { user_ns: 0, system_ns: 0, after: After::Continue }
         } else {
             let mut cx = TaskCx { now: self.now, cpu, tid, mm: &mut self.mm, rng: &mut self.rng, timed_out };
             self.tasks[tid].task.step(&mut cx)
         };
+        self.mm.disarm_alloc_rebalance();
         debug_assert!(self.mm.plug.is_none(), "{} ended a step with its block plug still open", self.tasks[tid].task.name());
         // Sleeps the step asked for inside the kernel (congestion_wait, dirty throttling) follow
         // its CPU time; the memory manager already ended each at its tick.
