@@ -592,9 +592,11 @@ impl Sim {
             return;
         }
         let timed_out = std::mem::take(&mut self.tasks[tid].timed_out);
+        // A task back from the allocator's wait continues that allocation at rebalance, in
+        // this step only.
+        self.mm.arm_alloc_rebalance(tid as u32);
         // Kernel work left half done by a sleep inside the allocator is finished first; if it
         // has to sleep again, that is all the step does.
-        self.mm.arm_alloc_rebalance(tid as u32);
         let mut step = if self.mm.resume_kernel_work(cpu) {
             Step { user_ns: 0, system_ns: 0, after: After::Continue }
         } else {
