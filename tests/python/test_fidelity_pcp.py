@@ -153,13 +153,15 @@ def _loss_2631(single_list, mem):
 
 def test_on_the_2631_single_list_e084b_lengthens_the_allocator_sleep_and_costs_16_readers(single_list):
     # A 16-reader iozone round on a fresh 2.6.31 machine: with e084b the readers sleep longer
-    # in the allocator's congestion_wait (1.8x at 256M, 10x at 320M) and read less.
+    # in the allocator's congestion_wait and read less. Session 25: 1.39x at 256M (777 against
+    # 560 s over three runs; 2.06x before a throttled writer stopped dirtying a page per pause,
+    # which moved the 256M runs, close to the memory cliff of both kernels) and 15x at 320M.
     def slept(kernel, bench):
         return sum(it["block"]["congestion_wait_ns"][0] for it in summary(single_list, bench, kernel)["iterations"])
 
     for mem in ("256M", "320M"):
         bench = f"iozone-{mem}"
-        assert slept("2.6.31", bench) > 1.5 * slept("2.6.31-revert-e084b", bench)
+        assert slept("2.6.31", bench) > 1.25 * slept("2.6.31-revert-e084b", bench)
         assert _loss_2631(single_list, mem) > 0.25
 
 

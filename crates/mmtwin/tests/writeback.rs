@@ -240,3 +240,27 @@ fn reclaim_run_by_write_begins_block_allocation_cannot_take_the_page_being_writt
     assert!(f & PG_DIRTY != 0 && f & PG_LOCKED == 0, "dirty and unlocked after write_end: {f:#x}");
     mmtwin::testing::checkers::check_all(&mm).unwrap();
 }
+
+#[test]
+fn a_throttled_writer_dirties_nothing_more_until_balance_dirty_pages_lets_it_go() {
+    let mut mm = boot("64M", "ext2", "");
+    let ino = mm.create_file(0, 0).unwrap();
+    let mut t = mmtwin::mm::page_writeback::DirtyThrottle::default();
+    // Write until the writer is caught in balance_dirty_pages' loop (nothing completes I/O
+    // here, so dirty plus writeback pages stay over the limit).
+    let mut i = 0;
+    while t.throttled_since.is_none() {
+        assert_eq!(mm.file_write_page(ino, i, 4096, 0, &mut t), mmtwin::mm::filemap::PageIo::Done);
+        i += 1;
+        assert!(i < 16_384, "the writer was never throttled");
+    }
+    let dirtied = |mm: &Mm| mm.global_page_state(ZoneStat::NrFileDirty) + mm.global_page_state(ZoneStat::NrWriteback);
+    let before = dirtied(&mm);
+    let mapping = mm.inode(ino).mapping;
+    for _ in 0..5 {
+        assert_eq!(mm.file_write_page(ino, i, 4096, 0, &mut t), mmtwin::mm::filemap::PageIo::Retry, "the next page waits for the loop");
+        assert!(t.throttled_since.is_some());
+    }
+    assert_eq!(dirtied(&mm), before, "no page dirtied while throttled");
+    assert!(mm.find_get_page(mapping, i).is_none(), "the next page was not even allocated");
+}

@@ -80,8 +80,10 @@ pub enum PageIo {
     Wait(usize),
     /// No memory could be had (the allocation failed even after reclaim).
     NoMem,
-    /// The allocation slept in the allocator (congestion_wait): do the same page again when
-    /// the task runs next (`Mm::alloc_pages_or_sleep`).
+    /// The task slept before it could do the page: in the allocator (congestion_wait,
+    /// `Mm::alloc_pages_or_sleep`), or in the previous page's dirty-throttling loop, which
+    /// goes on (`Mm::balance_dirty_pages_resume`). Do the same page again when the task runs
+    /// next.
     Retry,
 }
 
@@ -188,6 +190,10 @@ impl Mm {
     /// file, and throttles the writer (balance_dirty_pages_ratelimited). The copy is charged.
     pub fn file_write_page(&mut self, ino: Ino, index: u32, bytes: u64, cpu: usize, t: &mut DirtyThrottle) -> PageIo {
         let mapping = self.inode(ino).mapping;
+        // Still in the previous page's balance_dirty_pages loop: that first.
+        if self.balance_dirty_pages_resume(t, ino, cpu, true) {
+            return PageIo::Retry;
+        }
         let mut new_page = false;
         let pfn = match self.find_get_page(mapping, index) {
             Some(p) => p,
@@ -499,6 +505,10 @@ impl Mm {
     /// and for a write dirties it and throttles the writer. Wait means retry after the I/O.
     pub fn filemap_fault(&mut self, ino: Ino, index: u32, write: bool, cpu: usize, t: &mut DirtyThrottle) -> PageIo {
         let mapping = self.inode(ino).mapping;
+        // The previous write fault's balance_dirty_pages loop ends before this fault.
+        if self.balance_dirty_pages_resume(t, ino, cpu, false) {
+            return PageIo::Retry;
+        }
         self.cost_ns += self.costs.page_fault_ns;
         let pfn = match self.find_get_page(mapping, index) {
             Some(p) => {

@@ -11,6 +11,7 @@
 //!   dirty pages itself and pauses (1 jiffy doubling to HZ/10), until the dirty + writeback
 //!   count falls back or 200 ms have passed with the excess halved.
 
+use crate::block::PlugSite;
 use super::gfp::{AllocFlags, Gfp, ALLOC_WMARK_LOW, ALLOC_WMARK_MASK};
 use super::mm_types::*;
 use super::policy::DirtyPlacement;
@@ -386,6 +387,23 @@ impl Mm {
             t.ratelimit = 0;
         }
         self.balance_dirty_pages(t, dev, cpu);
+    }
+
+    /// A task whose step ended inside balance_dirty_pages' loop, sleeping its pause, goes on
+    /// with that loop before it dirties anything else: the kernel's writer does not return from
+    /// balance_dirty_pages_ratelimited (nor a write fault from its handler) until the loop lets
+    /// it go. Returns true while the task stays throttled (its next pause is owed).
+    /// `ino` is the file being written; a write() (not a fault) plugs the loop's writeback, as
+    /// generic_file_aio_write does.
+    pub fn balance_dirty_pages_resume(&mut self, t: &mut DirtyThrottle, ino: Ino, cpu: usize, write_syscall: bool) -> bool {
+        if t.throttled_since.is_none() {
+            return false;
+        }
+        let dev = self.sbs[self.inode(ino).sb].dev;
+        let plugged = write_syscall && self.blk_start_plug(PlugSite::Write);
+        self.balance_dirty_pages(t, dev, cpu);
+        self.blk_finish_plug(plugged);
+        t.throttled_since.is_some()
     }
 
     /// ratelimit_pages: total pages / (CPUs × 32), within [16, 1024].

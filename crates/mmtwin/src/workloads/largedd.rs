@@ -186,6 +186,10 @@ impl Task for LargeddTask {
                 // dd: read a block of the source, write it to the copy.
                 let stop = page_loop(cx, &mut next, self.src_pages, STEP_PAGES, |cx, index| {
                     let cpu = cx.cpu;
+                    // dd's previous write() returns only when its throttling loop ends.
+                    if cx.mm.balance_dirty_pages_resume(throttle, dst, cpu, true) {
+                        return PageIo::Retry;
+                    }
                     match cx.mm.file_read_page(src, index, PAGE_SIZE, cpu) {
                         PageIo::Done => {}
                         other => return other,
