@@ -413,8 +413,9 @@ impl Mm {
     }
 
     /// One iteration of 3.1 balance_dirty_pages for task `t` on device `dev`. If the task stays
-    /// throttled, its pause is added to the task's sleep (after the current step) and the next
-    /// dirtying call continues the loop.
+    /// throttled, its pause is added to the task's sleep (after the current step), and the
+    /// task's next write or write fault continues the loop before it dirties anything
+    /// (`balance_dirty_pages_resume`).
     pub fn balance_dirty_pages(&mut self, t: &mut DirtyThrottle, dev: usize, cpu: usize) {
         let now = self.now_ns;
         let (bg, dirty) = self.global_dirty_limits();
