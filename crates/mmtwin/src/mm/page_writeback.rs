@@ -371,21 +371,21 @@ impl Mm {
     }
 
     /// balance_dirty_pages_ratelimited_nr: after a page is dirtied, every ratelimit_pages
-    /// (8 while the device's limit is exceeded) run balance_dirty_pages. A task already in
-    /// its throttling loop goes on with it.
+    /// (8 while the device's limit is exceeded) run balance_dirty_pages. A task still in its
+    /// throttling loop dirties nothing: it goes on with the loop first
+    /// (`balance_dirty_pages_resume`).
     pub fn balance_dirty_pages_ratelimited(&mut self, t: &mut DirtyThrottle, dev: usize, newly_dirtied: bool, cpu: usize) {
+        debug_assert!(t.throttled_since.is_none(), "a page dirtied inside the throttling loop");
         if newly_dirtied {
             self.task_dirty_inc(t);
         }
         t.ratelimit += 1;
         let limit = if self.bdi_stat[dev].dirty_exceeded { 8 } else { self.ratelimit_pages() };
-        if t.throttled_since.is_none() && t.ratelimit < limit {
+        if t.ratelimit < limit {
             return;
         }
-        if t.throttled_since.is_none() {
-            t.write_chunk = t.ratelimit.max(self.ratelimit_pages()) * 3 / 2;
-            t.ratelimit = 0;
-        }
+        t.write_chunk = t.ratelimit.max(self.ratelimit_pages()) * 3 / 2;
+        t.ratelimit = 0;
         self.balance_dirty_pages(t, dev, cpu);
     }
 
