@@ -57,7 +57,7 @@ fn a_buffered_write_gives_each_page_a_buffer_head_until_the_page_leaves_the_cach
     assert!(mm.page_has_buffers(pfn));
     assert!(mm.global_page_state(ZoneStat::NrSlabReclaimable) >= slab0 + 3);
     // Buffer heads come GFP_NOFS, reclaimable, from the highest zone the mask allows.
-    let slab = mm.buffers[&pfn];
+    let slab = mm.page_buffers_slab(pfn);
     assert_eq!(mm.get_pageblock_migratetype(slab), mmtwin::mm::MigrateType::Reclaimable);
     check_all(&mm).unwrap();
     mm.close_file(ino);
@@ -89,7 +89,7 @@ fn page_cache_tree_nodes_are_allocated_per_64_pages_and_freed_when_empty() {
     // pool is topped up to RADIX_TREE_MAX_PATH (11) after each insertion.
     assert_eq!(preloaded, 11);
     assert_eq!(mm.slab_caches[RADIX_CACHE].active_objs, 4 + 11);
-    assert_eq!(mm.mapping(mm.inode(ino).mapping).radix_height, 2);
+    assert_eq!(mm.mapping(mm.inode(ino).mapping).i_pages.height, 2);
     check_all(&mm).unwrap();
     mm.close_file(ino);
     assert_eq!(mm.unlink_file(ino, 0), None);
@@ -136,18 +136,23 @@ fn a_3x_high_order_slab_try_asks_kswapd_for_its_order_and_a_6x_one_does_not() {
 }
 
 #[test]
-fn the_slab_checker_catches_a_lost_buffer_head_and_a_miscounted_tree() {
+fn the_checkers_catch_a_lost_buffer_head_a_miscounted_tree_and_a_lost_dirty_tag() {
     let mut mm = boot("linux-3.0", 1, "64M", "ext4");
     let ino = write_file(&mut mm, 70);
     check_all(&mm).unwrap();
     let pfn = mm.find_get_page(mm.inode(ino).mapping, 3).unwrap();
+    let mapping = mm.inode(ino).mapping;
     let mut lost = mm.clone();
-    lost.buffers.remove(&pfn);
+    let root = lost.mapping(mapping).i_pages;
+    lost.radix_nodes.set_private(&root, 3, mmtwin::mm::NIL);
+    lost.pages[pfn as usize].flags &= !mmtwin::mm::mm_types::PG_PRIVATE;
     assert!(check_all(&lost).unwrap_err().contains("objects in use"));
     let mut bad = mm.clone();
-    let key = mmtwin::mm::filemap::radix_key(mm.inode(ino).mapping, 1, 0);
-    bad.radix_nodes.get_mut(&key).unwrap().count += 1;
+    bad.mapping_mut(mapping).nrpages += 1;
     assert!(check_all(&bad).unwrap_err().contains("leaves count"));
+    let mut untagged = mm.clone();
+    untagged.radix_nodes.tag_clear(&root, 3, mmtwin::mm::radix_tree::PAGECACHE_TAG_DIRTY);
+    assert!(check_all(&untagged).unwrap_err().contains("dirty tag"), "a dirty page lost its tag");
 }
 
 #[test]

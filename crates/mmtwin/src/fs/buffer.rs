@@ -12,16 +12,25 @@
 //! xfs_vm_writepage), and every block-device page (grow_dev_page). mpage reads of 4 KiB-block
 //! files map pages without buffers.
 
-use crate::mm::mm_types::PG_LOCKED;
+use crate::mm::mm_types::{NIL, PG_LOCKED, PG_PRIVATE};
 use crate::mm::page_alloc::Mm;
 use crate::mm::slab::BH_CACHE;
 use crate::mm::Pfn;
 
 impl Mm {
-    /// page_has_buffers.
+    /// page_has_buffers (PagePrivate).
     #[inline(always)]
     pub fn page_has_buffers(&self, pfn: Pfn) -> bool {
-        self.buffers.contains_key(&pfn)
+        self.pages[pfn as usize].flags & PG_PRIVATE != 0
+    }
+
+    /// The slab holding a page's buffer heads (page->private), NIL if it has none.
+    pub fn page_buffers_slab(&self, pfn: Pfn) -> Pfn {
+        if !self.page_has_buffers(pfn) {
+            return NIL;
+        }
+        let p = &self.pages[pfn as usize];
+        self.radix_nodes.private(&self.mapping(p.mapping).i_pages, p.index)
     }
 
     /// create_empty_buffers (alloc_page_buffers + attach_page_buffers) for a page cache page
@@ -37,17 +46,23 @@ impl Mm {
         let slab = self.kmem_cache_alloc(BH_CACHE, cpu);
         self.pages[pfn as usize].flags = (self.pages[pfn as usize].flags & !PG_LOCKED) | locked;
         if let Some(slab) = slab {
-            self.buffers.insert(pfn, slab);
+            let (mapping, index) = (self.pages[pfn as usize].mapping, self.pages[pfn as usize].index);
+            debug_assert!(mapping != 0, "pfn {pfn}: buffers for a page in no page cache");
+            self.radix_nodes.set_private(&self.mappings[mapping as usize - 1].i_pages, index, slab);
+            self.pages[pfn as usize].flags |= PG_PRIVATE;
         }
     }
 
     /// try_to_free_buffers: drops a page's buffer heads (free_buffer_head).
     pub fn try_to_free_buffers(&mut self, pfn: Pfn, cpu: usize) {
-        if let Some(slab) = self.buffers.remove(&pfn) {
-            self.kmem_cache_free(BH_CACHE, slab, cpu);
+        if !self.page_has_buffers(pfn) {
+            return;
         }
+        let (mapping, index) = (self.pages[pfn as usize].mapping, self.pages[pfn as usize].index);
+        let slab = self.radix_nodes.set_private(&self.mappings[mapping as usize - 1].i_pages, index, NIL);
+        self.pages[pfn as usize].flags &= !PG_PRIVATE;
+        self.kmem_cache_free(BH_CACHE, slab, cpu);
     }
-
     /// Buffers for a file page being written back, if its file system writes data through
     /// buffers and the page has none yet (block_write_full_page, xfs_vm_writepage), from the
     /// CPU of whoever writes it (a reclaimer or the running task).

@@ -14,6 +14,7 @@ use super::{Ino, I_DIRTY_PAGES, I_SYNC};
 use crate::block::{Bio, Dir, PlugSite};
 use crate::mm::mm_types::*;
 use crate::mm::page_alloc::Mm;
+use crate::mm::radix_tree::PAGECACHE_TAG_DIRTY;
 use crate::sim::{After, Step, Task, TaskCx};
 
 /// MIN_WRITEBACK_PAGES: every inode gets at least 4 MB of writeback per turn.
@@ -130,7 +131,7 @@ impl Mm {
         let mut chunk: Vec<u32> = Vec::with_capacity(WRITEBACK_CHUNK);
         'walk: while budget > 0 {
             chunk.clear();
-            chunk.extend(self.mapping(mapping).dirty.range(cursor..end).copied().take(budget.min(WRITEBACK_CHUNK)));
+            self.find_get_pages_tag(mapping, cursor, end, PAGECACHE_TAG_DIRTY, budget.min(WRITEBACK_CHUNK), &mut chunk);
             let Some(&last) = chunk.last() else {
                 if range_cyclic && start > 0 && end == u32::MAX {
                     (cursor, end) = (0, start);
@@ -152,7 +153,7 @@ impl Mm {
                     blocked = true;
                     break 'walk;
                 }
-                let Some(&pfn) = self.mapping(mapping).i_pages.get(&index) else { continue };
+                let Some(pfn) = self.find_get_page(mapping, index) else { continue };
                 let f = self.pages[pfn as usize].flags;
                 if f & (PG_LOCKED | PG_WRITEBACK) != 0 || f & PG_DIRTY == 0 {
                     continue;
@@ -178,7 +179,7 @@ impl Mm {
             self.submit_bio(dev, b);
         }
         self.blk_finish_plug(plugged);
-        let still_dirty = !self.mapping(mapping).dirty.is_empty();
+        let still_dirty = self.mapping_tagged(mapping, PAGECACHE_TAG_DIRTY);
         let key = self.sbs[sb].next_key();
         let i = self.inode_mut(ino);
         i.writeback_index = next_index;

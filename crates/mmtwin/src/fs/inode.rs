@@ -13,7 +13,6 @@ use crate::mm::page_alloc::Mm;
 use crate::mm::policy::ShrinkerPolicy;
 use crate::mm::vmscan::ScanControl;
 use crate::mm::vmstat::VmStat;
-use crate::mm::Pfn;
 
 /// DEFAULT_SEEKS: how expensive a cache object is to recreate, relative to a page.
 pub const DEFAULT_SEEKS: u64 = 2;
@@ -239,7 +238,7 @@ impl Mm {
     /// writeback; returns how many. Pages it cannot free are deactivated (dirty or writeback
     /// ones get PG_reclaim).
     pub fn invalidate_mapping_pages(&mut self, mapping: u32, cpu: usize) -> u64 {
-        let pages: Vec<Pfn> = self.mapping(mapping).i_pages.values().copied().collect();
+        let pages = self.mapping_pages(mapping);
         let mut freed = 0;
         for pfn in pages {
             self.cost_ns += self.costs.page_cache_op_ns;

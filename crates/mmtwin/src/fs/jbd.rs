@@ -33,6 +33,7 @@ use super::{FsType, Ino};
 use crate::block::{Bio, Dir, PlugSite, SECTORS_PER_PAGE};
 use crate::mm::mm_types::{PG_DIRTY, PG_LOCKED, PG_WRITEBACK};
 use crate::mm::page_alloc::Mm;
+use crate::mm::radix_tree::PAGECACHE_TAG_DIRTY;
 use crate::mm::Pfn;
 use crate::sim::{After, Step, Task, TaskCx};
 
@@ -473,7 +474,12 @@ impl Task for Kjournald {
                         .into_iter()
                         .rev()
                         .filter(|&i| mm.inodes.get(i as usize).is_some_and(|x| x.is_some()))
-                        .map(|i| (i, mm.mapping(mm.inode(i).mapping).dirty.iter().rev().copied().collect()))
+                        .map(|i| {
+                            let mut dirty = Vec::new();
+                            mm.find_get_pages_tag(mm.inode(i).mapping, 0, u32::MAX, PAGECACHE_TAG_DIRTY, usize::MAX, &mut dirty);
+                            dirty.reverse();
+                            (i, dirty)
+                        })
                         .collect();
                     Commit::Data { inodes, waits: Vec::new(), meta: t.meta }
                 } else {

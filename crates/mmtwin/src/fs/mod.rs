@@ -34,6 +34,7 @@ use std::collections::BTreeMap;
 use crate::block::SECTORS_PER_PAGE;
 use crate::mm::gfp::Gfp;
 use crate::mm::page_alloc::Mm;
+use crate::mm::radix_tree::PAGECACHE_TAG_WRITEBACK;
 use crate::mm::slab::CacheId;
 use crate::mm::vmstat::Era;
 use crate::mm::Pfn;
@@ -653,12 +654,13 @@ impl Mm {
         // iput_final of an unlinked inode: off the writeback and LRU lists, straight to evict.
         self.inode_off_lists(ino);
         let mapping = self.inode(ino).mapping;
-        let idle: Vec<Pfn> = self.mapping(mapping).i_pages.values().copied().filter(|&p| self.pages[p as usize].flags & (PG_LOCKED | PG_WRITEBACK) == 0).collect();
+        let idle: Vec<Pfn> = self.mapping_pages(mapping).into_iter().filter(|&p| self.pages[p as usize].flags & (PG_LOCKED | PG_WRITEBACK) == 0).collect();
         for pfn in idle {
             self.truncate_page(pfn, cpu);
         }
-        if let Some(&index) = self.mapping(mapping).writeback.first() {
-            return Some(self.mapping(mapping).i_pages[&index]);
+        let root = &self.mapping(mapping).i_pages;
+        if let Some(index) = self.radix_nodes.next(root, 0, Some(PAGECACHE_TAG_WRITEBACK)) {
+            return Some(self.radix_nodes.lookup(root, index).expect("a tagged page is cached"));
         }
         self.evict_inode(ino, cpu);
         None
@@ -719,7 +721,7 @@ impl Mm {
     /// dirty pages are cancelled. Pages under writeback must have finished (the caller waited).
     pub fn truncate_inode_pages(&mut self, ino: Ino, cpu: usize) {
         let mapping = self.inode(ino).mapping;
-        let pages: Vec<Pfn> = self.mapping(mapping).i_pages.values().copied().collect();
+        let pages = self.mapping_pages(mapping);
         for pfn in pages {
             self.truncate_page(pfn, cpu);
         }

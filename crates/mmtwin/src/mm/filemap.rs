@@ -3,11 +3,9 @@
 //! the buffered write path, page faults on shared file mappings, and the hashed page wait
 //! queues tasks sleep on while a page is locked for I/O.
 //!
-//! An address space maps page offsets to frames in a BTreeMap, so lookups are ordered and runs
-//! are deterministic. A frame's `mapping` is its address space id (0 = none) and `index` its
-//! offset, as in struct page.
-
-use std::collections::{BTreeMap, BTreeSet};
+//! An address space maps page offsets to frames in its page-cache tree (mm/radix_tree.rs), with
+//! the dirty and writeback tags on the tree's slots. A frame's `mapping` is its address space id
+//! (0 = none) and `index` its offset, as in struct page.
 
 use super::gfp::Gfp;
 use super::page_writeback::DirtyThrottle;
@@ -18,6 +16,7 @@ use crate::fs::Ino;
 use super::mm_types::*;
 use super::mmzone::ZoneStat;
 use super::page_alloc::{AllocFailure, Mm};
+use super::radix_tree::RadixTreeRoot;
 use super::Pfn;
 
 /// An address space (struct address_space) of one file.
@@ -25,14 +24,11 @@ use super::Pfn;
 pub struct AddressSpace {
     /// The inode this is the page cache of.
     pub host: u64,
-    /// Cached pages by offset (i_pages).
-    pub i_pages: BTreeMap<u32, Pfn>,
-    /// Levels of the page-cache tree above the pages (radix tree height); 0 when empty.
-    pub radix_height: u8,
-    /// Offsets of dirty pages (the PAGECACHE_TAG_DIRTY tag).
-    pub dirty: BTreeSet<u32>,
-    /// Offsets of pages under writeback (PAGECACHE_TAG_WRITEBACK).
-    pub writeback: BTreeSet<u32>,
+    /// The page-cache tree (i_pages / page_tree): cached pages by offset, with the dirty and
+    /// writeback tags; its nodes are in `Mm::radix_nodes`.
+    pub i_pages: RadixTreeRoot,
+    /// Pages in the cache (nrpages).
+    pub nrpages: u64,
 }
 
 /// Number of hashed page wait queues (the page_wait_table); they are the engine's first wait
@@ -44,33 +40,8 @@ pub const VM_MAX_READAHEAD_KB: u32 = 128;
 /// MMAP_LOTSAMISS: past this many missed faults, mmap read-around stops.
 pub const MMAP_LOTSAMISS: u32 = 100;
 
-/// Slots per page-cache tree node (RADIX_TREE_MAP_SHIFT, XA_CHUNK_SHIFT).
-pub const RADIX_TREE_MAP_SHIFT: u32 = 6;
 /// 3.x RADIX_TREE_MAX_PATH on 64-bit: the nodes radix_tree_preload keeps per CPU.
 pub const RADIX_TREE_MAX_PATH: usize = 11;
-
-/// A node of a page-cache tree: its children present (pages for a leaf) and the slab its
-/// object lives in (NIL if none could be had).
-#[derive(Clone, Copy, Debug)]
-pub struct RadixNode {
-    pub count: u32,
-    pub slab: Pfn,
-}
-
-/// The key of a tree node: its mapping, level (1 = leaf) and index >> (6 × level).
-#[inline(always)]
-pub fn radix_key(mapping: u32, level: u32, index: u32) -> u64 {
-    (u64::from(mapping) << 32) | (u64::from(level) << 28) | u64::from(index >> (RADIX_TREE_MAP_SHIFT * level))
-}
-
-/// The tree height that index `index` needs (radix_tree_maxindex): 1 below 64, 2 below 4096, ...
-fn radix_height_for(index: u32) -> u8 {
-    let mut h = 1;
-    while h < 6 && (u64::from(index) >> (RADIX_TREE_MAP_SHIFT * h)) != 0 {
-        h += 1;
-    }
-    h as u8
-}
 
 /// The outcome of a page-sized file operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,7 +76,7 @@ pub struct PendingReadahead {
 impl AddressSpace {
     /// Pages in the cache (nrpages).
     pub fn nrpages(&self) -> u64 {
-        self.i_pages.len() as u64
+        self.nrpages
     }
 }
 
@@ -124,7 +95,7 @@ impl Mm {
     /// Releases an empty address space id for reuse.
     pub fn free_mapping(&mut self, mapping: u32) {
         debug_assert_eq!(self.mapping(mapping).nrpages(), 0);
-        debug_assert_eq!(self.mapping(mapping).radix_height, 0, "mapping {mapping} freed with tree nodes");
+        debug_assert_eq!(self.mapping(mapping).i_pages.height, 0, "mapping {mapping} freed with tree nodes");
         self.free_mappings.push(mapping);
     }
 
@@ -589,7 +560,7 @@ impl Mm {
     /// young one is marked accessed (zap_pte_range).
     pub fn unmap_file(&mut self, ino: Ino) {
         let mapping = self.inode(ino).mapping;
-        let pages: Vec<Pfn> = self.mapping(mapping).i_pages.values().copied().collect();
+        let pages = self.mapping_pages(mapping);
         for pfn in pages {
             let f = self.pages[pfn as usize].flags;
             if f & PG_MAPPED == 0 {
@@ -625,8 +596,26 @@ fn get_next_ra_size(cur: u32, max: u32) -> u32 {
 
 impl Mm {
     /// The cached page of (mapping, index), if any (find_get_page).
+    #[inline]
     pub fn find_get_page(&self, mapping: u32, index: u32) -> Option<Pfn> {
-        self.mapping(mapping).i_pages.get(&index).copied()
+        self.radix_nodes.lookup(&self.mapping(mapping).i_pages, index)
+    }
+
+    /// The pages of a file's cache in offset order (a find_get_pages walk from 0).
+    pub fn mapping_pages(&self, mapping: u32) -> Vec<Pfn> {
+        self.radix_nodes.items(&self.mapping(mapping).i_pages).into_iter().map(|(_, p)| p).collect()
+    }
+
+    /// mapping_tagged: whether any page of the file carries `tag`.
+    #[inline]
+    pub fn mapping_tagged(&self, mapping: u32, tag: usize) -> bool {
+        self.radix_nodes.tagged(&self.mapping(mapping).i_pages, tag)
+    }
+
+    /// The offsets of up to `max` pages in `[from, to)` that carry `tag`, in order, appended to
+    /// `out` (pagevec_lookup_tag / find_get_pages_tag).
+    pub fn find_get_pages_tag(&self, mapping: u32, from: u32, to: u32, tag: usize, max: usize, out: &mut Vec<u32>) {
+        self.radix_nodes.gang_lookup(&self.mapping(mapping).i_pages, from, to, max, Some(tag), out);
     }
 
     /// Inserts a freshly allocated page into the page cache and the inactive file LRU
@@ -637,13 +626,13 @@ impl Mm {
     pub fn add_to_page_cache_lru(&mut self, pfn: Pfn, mapping: u32, index: u32, tree_gfp: Gfp, cpu: usize) -> bool {
         // add_to_page_cache_locked preloads before it finds out whether the offset is taken.
         self.radix_tree_preload(mapping, index, tree_gfp, cpu);
-        match self.mappings[mapping as usize - 1].i_pages.entry(index) {
-            std::collections::btree_map::Entry::Occupied(_) => return false,
-            std::collections::btree_map::Entry::Vacant(v) => {
-                v.insert(pfn);
-            }
+        // A node the pool cannot supply has no object (a model shortcut for -ENOMEM).
+        let pool = &mut self.radix_preload[cpu];
+        let root = &mut self.mappings[mapping as usize - 1].i_pages;
+        if !self.radix_nodes.insert(root, index, pfn, &mut || pool.pop().unwrap_or(NIL)) {
+            return false;
         }
-        self.radix_tree_insert(mapping, index, cpu);
+        self.mappings[mapping as usize - 1].nrpages += 1;
         let p = &mut self.pages[pfn as usize];
         p.mapping = mapping;
         p.index = index;
@@ -656,15 +645,20 @@ impl Mm {
 
     /// Removes a page from the page cache (try_to_release_page's buffer freeing, then
     /// delete_from_page_cache / __remove_mapping); the caller has taken it off the LRU and
-    /// frees it. Tree nodes left empty go back to their cache (radix_tree_delete; the RCU
-    /// grace period before the kernel frees them is not modelled).
+    /// frees it. Tree nodes left empty go back to their cache, leaf first (radix_tree_delete;
+    /// the RCU grace period before the kernel frees them is not modelled).
     pub fn delete_from_page_cache(&mut self, pfn: Pfn, cpu: usize) {
         let (mapping, index) = (self.pages[pfn as usize].mapping, self.pages[pfn as usize].index);
         debug_assert!(mapping != 0, "pfn {pfn} is in no page cache");
         self.try_to_free_buffers(pfn, cpu);
-        let removed = self.mappings[mapping as usize - 1].i_pages.remove(&index);
-        debug_assert_eq!(removed, Some(pfn));
-        self.radix_tree_delete(mapping, index, cpu);
+        let removed = self.radix_nodes.delete(&mut self.mappings[mapping as usize - 1].i_pages, index).expect("a cached page is in its tree");
+        debug_assert_eq!(removed.item, pfn);
+        self.mappings[mapping as usize - 1].nrpages -= 1;
+        for &slab in &removed.freed[..removed.nr_freed] {
+            if slab != NIL {
+                self.kmem_cache_free(super::slab::RADIX_CACHE, slab, cpu);
+            }
+        }
         self.pages[pfn as usize].mapping = 0;
         self.mod_page_state(pfn, ZoneStat::NrFilePages, -1);
         self.cost_ns += self.costs.page_cache_op_ns;
@@ -672,20 +666,18 @@ impl Mm {
         p.flags &= !(PG_UPTODATE | PG_READAHEAD | PG_REFERENCED | PG_ACTIVE);
     }
 
-    /// Tree nodes an insertion at `index` would create: a new top for each level the tree
-    /// grows by, and the nodes missing on the path.
-    fn radix_nodes_needed(&self, mapping: u32, index: u32) -> usize {
-        let h = self.mapping(mapping).radix_height;
-        let need = radix_height_for(index);
-        let mut n = if h == 0 { 0 } else { need.saturating_sub(h) as usize };
-        let top = h.max(need);
-        for level in 1..=u32::from(top) {
-            if self.radix_nodes.contains_key(&radix_key(mapping, level, index)) {
-                break;
-            }
-            n += 1;
-        }
-        n
+    /// Tags the page at `pfn` in its file's tree (radix_tree_tag_set).
+    #[inline]
+    pub(crate) fn page_tag_set(&mut self, pfn: Pfn, tag: usize) {
+        let (mapping, index) = (self.pages[pfn as usize].mapping, self.pages[pfn as usize].index);
+        self.radix_nodes.tag_set(&self.mappings[mapping as usize - 1].i_pages, index, tag);
+    }
+
+    /// Untags the page at `pfn` in its file's tree (radix_tree_tag_clear).
+    #[inline]
+    pub(crate) fn page_tag_clear(&mut self, pfn: Pfn, tag: usize) {
+        let (mapping, index) = (self.pages[pfn as usize].mapping, self.pages[pfn as usize].index);
+        self.radix_nodes.tag_clear(&self.mappings[mapping as usize - 1].i_pages, index, tag);
     }
 
     /// radix_tree_preload (3.x: the CPU's pool topped up to RADIX_TREE_MAX_PATH nodes) / 6.x
@@ -696,67 +688,12 @@ impl Mm {
     fn radix_tree_preload(&mut self, mapping: u32, index: u32, gfp: Gfp, cpu: usize) {
         let target = match self.era {
             Era::Linux3 => RADIX_TREE_MAX_PATH,
-            Era::Linux6 => self.radix_nodes_needed(mapping, index),
+            Era::Linux6 => self.radix_nodes.nodes_needed(&self.mapping(mapping).i_pages, index),
         };
         while self.radix_preload[cpu].len() < target {
             match self.kmem_cache_alloc_gfp(super::slab::RADIX_CACHE, gfp.without(Gfp::HIGHMEM), cpu) {
                 Some(slab) => self.radix_preload[cpu].push(slab),
                 None => break,
-            }
-        }
-    }
-
-    /// One node from the CPU's preloaded ones.
-    fn radix_node_alloc(&mut self, cpu: usize) -> RadixNode {
-        RadixNode { count: 1, slab: self.radix_preload[cpu].pop().unwrap_or(NIL) }
-    }
-
-    /// radix_tree_insert's node work for a page at `index`: grow the tree to the height the
-    /// index needs (each new top holds the old one), then count the page in its leaf, making
-    /// the leaf and any missing node above it.
-    fn radix_tree_insert(&mut self, mapping: u32, index: u32, cpu: usize) {
-        let h = self.mapping(mapping).radix_height;
-        let need = radix_height_for(index);
-        if h == 0 {
-            self.mapping_mut(mapping).radix_height = need;
-        } else if need > h {
-            for level in u32::from(h) + 1..=u32::from(need) {
-                let node = self.radix_node_alloc(cpu);
-                self.radix_nodes.insert(radix_key(mapping, level, 0), node);
-            }
-            self.mapping_mut(mapping).radix_height = need;
-        }
-        let top = u32::from(self.mapping(mapping).radix_height);
-        for level in 1..=top {
-            let key = radix_key(mapping, level, index);
-            if let Some(n) = self.radix_nodes.get_mut(&key) {
-                n.count += 1;
-                return;
-            }
-            let node = self.radix_node_alloc(cpu);
-            self.radix_nodes.insert(key, node);
-        }
-    }
-
-    /// radix_tree_delete's node work: uncount the page; a node left empty is freed and
-    /// uncounted in its parent, up to the top. An emptied tree has height 0 (the kernel also
-    /// shrinks a tree whose top holds only its first child: not modelled).
-    fn radix_tree_delete(&mut self, mapping: u32, index: u32, cpu: usize) {
-        let top = u32::from(self.mapping(mapping).radix_height);
-        for level in 1..=top {
-            let key = radix_key(mapping, level, index);
-            let Some(n) = self.radix_nodes.get_mut(&key) else { return };
-            n.count -= 1;
-            if n.count > 0 {
-                return;
-            }
-            let slab = n.slab;
-            self.radix_nodes.remove(&key);
-            if slab != NIL {
-                self.kmem_cache_free(super::slab::RADIX_CACHE, slab, cpu);
-            }
-            if level == top {
-                self.mapping_mut(mapping).radix_height = 0;
             }
         }
     }

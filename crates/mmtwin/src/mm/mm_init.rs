@@ -267,7 +267,6 @@ impl Mm {
             slab_caches: Vec::new(),
             radix_preload: Vec::new(),
             radix_nodes: Default::default(),
-            buffers: Default::default(),
             shrinker_deferred: Vec::new(),
             swap: None,
             anon_vmas: Vec::new(),

@@ -40,6 +40,9 @@ pub const PG_SLAB: u32 = 1 << 14;
 pub const PG_SWAPCACHE: u32 = 1 << 15;
 /// Mapped by an executable mapping (VM_EXEC in the mapping's vm_flags; one mapper modelled).
 pub const PG_EXEC_MAPPED: u32 = 1 << 16;
+/// PG_private: a page cache page with buffer heads (page_has_buffers); the slab holding them
+/// is the page's private word in its page-cache tree leaf.
+pub const PG_PRIVATE: u32 = 1 << 17;
 
 /// Where a page frame is. Checkers verify that every frame is in exactly one place.
 #[repr(u8)]

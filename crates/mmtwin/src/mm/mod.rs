@@ -24,6 +24,7 @@ pub mod mmzone;
 pub mod page_alloc;
 pub mod page_writeback;
 pub mod policy;
+pub mod radix_tree;
 pub mod slab;
 pub mod swap;
 pub mod swap_state;

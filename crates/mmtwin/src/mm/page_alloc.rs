@@ -129,12 +129,8 @@ pub struct Mm {
     pub slab_caches: Vec<super::slab::KmemCache>,
     /// Each CPU's preloaded page-cache tree nodes (radix_tree_preloads): the slabs holding them.
     pub radix_preload: Vec<Vec<Pfn>>,
-    /// The nodes of every page-cache tree, by `filemap::radix_key` (looked up, never iterated).
-    pub radix_nodes: rustc_hash::FxHashMap<u64, super::filemap::RadixNode>,
-    /// page->private of the pages with buffers (PagePrivate): the slab holding each one's
-    /// buffer_head, by pfn (a map, so frames cost nothing until they have buffers; looked
-    /// up, never iterated).
-    pub buffers: rustc_hash::FxHashMap<Pfn, Pfn>,
+    /// The nodes of every page-cache tree (each file's `AddressSpace::i_pages` is a root).
+    pub radix_nodes: super::radix_tree::RadixTreeNodes,
     /// Work each shrinker could not do yet (shrinker->nr).
     pub shrinker_deferred: Vec<u64>,
     /// Who is reclaiming in the current step, and from which CPU (current_is_kswapd,

@@ -17,6 +17,7 @@ use super::mm_types::*;
 use super::policy::DirtyPlacement;
 use super::mmzone::{LruList, ZoneStat};
 use super::page_alloc::Mm;
+use super::radix_tree::{PAGECACHE_TAG_DIRTY, PAGECACHE_TAG_WRITEBACK};
 use super::vmstat::{Era, VmStat};
 use super::Pfn;
 use crate::fs::{Ino, I_DIRTY_PAGES, I_SYNC};
@@ -75,9 +76,8 @@ impl Mm {
         self.pages[pfn as usize].flags |= PG_DIRTY;
         self.mod_page_state(pfn, ZoneStat::NrFileDirty, 1);
         self.mod_page_state(pfn, ZoneStat::NrDirtied, 1);
-        let (mapping, index) = (self.pages[pfn as usize].mapping, self.pages[pfn as usize].index);
-        self.mapping_mut(mapping).dirty.insert(index);
-        let ino = self.mapping(mapping).host as Ino;
+        self.page_tag_set(pfn, PAGECACHE_TAG_DIRTY);
+        let ino = self.mapping(self.pages[pfn as usize].mapping).host as Ino;
         if let Some(dev) = self.page_bdev(pfn) {
             self.bdi_stat[dev].reclaimable += 1;
         }
@@ -128,9 +128,8 @@ impl Mm {
     fn clear_dirty(&mut self, pfn: Pfn) {
         self.pages[pfn as usize].flags &= !PG_DIRTY;
         self.mod_page_state(pfn, ZoneStat::NrFileDirty, -1);
-        let (mapping, index) = (self.pages[pfn as usize].mapping, self.pages[pfn as usize].index);
-        if mapping != 0 {
-            self.mapping_mut(mapping).dirty.remove(&index);
+        if self.pages[pfn as usize].mapping != 0 {
+            self.page_tag_clear(pfn, PAGECACHE_TAG_DIRTY);
             if let Some(dev) = self.page_bdev(pfn) {
                 self.bdi_stat[dev].reclaimable -= 1;
             }
@@ -142,8 +141,7 @@ impl Mm {
         self.pages[pfn as usize].flags |= PG_WRITEBACK;
         self.mod_page_state(pfn, ZoneStat::NrWriteback, 1);
         self.bdi_stat[dev].writeback += 1;
-        let (mapping, index) = (self.pages[pfn as usize].mapping, self.pages[pfn as usize].index);
-        self.mapping_mut(mapping).writeback.insert(index);
+        self.page_tag_set(pfn, PAGECACHE_TAG_WRITEBACK);
     }
 
     /// end_page_writeback: the write finished. A page reclaim wanted (PG_reclaim) moves to the
@@ -153,8 +151,7 @@ impl Mm {
         let f = self.pages[pfn as usize].flags;
         debug_assert!(f & PG_WRITEBACK != 0, "pfn {pfn} was not under writeback");
         self.pages[pfn as usize].flags &= !PG_WRITEBACK;
-        let (mapping, index) = (self.pages[pfn as usize].mapping, self.pages[pfn as usize].index);
-        self.mapping_mut(mapping).writeback.remove(&index);
+        self.page_tag_clear(pfn, PAGECACHE_TAG_WRITEBACK);
         self.mod_page_state(pfn, ZoneStat::NrWriteback, -1);
         self.mod_page_state(pfn, ZoneStat::NrWritten, 1);
         self.bdi_stat[dev].writeback -= 1;

@@ -12,6 +12,7 @@
 
 pub mod buddy_checker;
 pub mod lru_checker;
+pub mod radix_tree_checker;
 pub mod slab_checker;
 pub mod swap_checker;
 pub mod watermark_checker;
@@ -26,6 +27,7 @@ pub fn check_all(mm: &Mm) -> Result<(), String> {
     watermark_checker::check(mm)?;
     swap_checker::check(mm)?;
     slab_checker::check(mm)?;
+    radix_tree_checker::check(mm)?;
     Ok(())
 }
 

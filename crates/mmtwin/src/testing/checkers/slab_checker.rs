@@ -1,16 +1,16 @@
-//! Slab caches against the objects the model holds in them, and the page-cache trees and
-//! buffer heads against the pages they describe.
+//! Slab caches against the objects the model holds in them (inodes, dentries, buffer heads,
+//! page-cache tree nodes).
 
-use crate::mm::mm_types::{PageState, PG_SLAB};
+use crate::mm::mm_types::{PageState, PG_PRIVATE, PG_SLAB};
 use crate::mm::mmzone::ZoneStat;
 use crate::mm::slab::{BH_CACHE, RADIX_CACHE};
 use crate::mm::{Mm, Pfn, NIL};
 
 /// Checks that every slab's objects in use are exactly the objects that point at it (inodes,
 /// dentries, buffer heads, tree nodes, preloaded nodes), that a cache's partial lists hold its
-/// slabs with a free object and nothing else, that its counts and the zones' NR_SLAB_* agree
-/// with its slabs, that buffer heads belong to page cache pages, and that every tree's leaves
-/// count its pages.
+/// slabs with a free object and nothing else, and that its counts and the zones' NR_SLAB_*
+/// agree with its slabs, and that the pages with buffers are the pages whose tree slot holds
+/// a buffer head.
 pub fn check(mm: &Mm) -> Result<(), String> {
     let mut refs = vec![0u32; mm.pages.len()];
     let mut add = |cache: usize, slab: Pfn, what: &str| -> Result<(), String> {
@@ -31,23 +31,29 @@ pub fn check(mm: &Mm) -> Result<(), String> {
             add(mm.sbs[i.sb].dentry_cache, d.slab, "a dentry")?;
         }
     }
-    for (&pfn, &slab) in &mm.buffers {
-        let p = &mm.pages[pfn as usize];
-        if p.state() != PageState::Allocated || p.mapping == 0 || p.flags & PG_SLAB != 0 {
-            return Err(format!("pfn {pfn} has buffers but is {:?}, mapping {}, flags {:#x}", p.state(), p.mapping, p.flags));
-        }
-        add(BH_CACHE, slab, "a buffer head")?;
-    }
-    let mut leaves = vec![0u64; mm.mappings.len() + 1];
-    for (&key, node) in &mm.radix_nodes {
-        if node.count == 0 {
-            return Err(format!("tree node {key:#x} has no children"));
-        }
-        if (key >> 28) & 0xf == 1 {
-            leaves[(key >> 32) as usize] += u64::from(node.count);
-        }
-        if node.slab != NIL {
-            add(RADIX_CACHE, node.slab, "a tree node")?;
+    // Buffer heads and tree nodes, from the trees (radix_tree_checker checks their shape).
+    let mut buffer_heads = 0u64;
+    for space in &mm.mappings {
+        let mut held: Vec<(usize, Pfn, &str)> = Vec::new();
+        mm.radix_nodes.for_each_node(&space.i_pages, &mut |id, level, _| {
+            let n = mm.radix_nodes.node(id);
+            if n.slab != NIL {
+                held.push((RADIX_CACHE, n.slab, "a tree node"));
+            }
+            if level == 1 {
+                let mut bits = n.present;
+                while bits != 0 {
+                    let o = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    if n.private[o] != NIL {
+                        held.push((BH_CACHE, n.private[o], "a buffer head"));
+                        buffer_heads += 1;
+                    }
+                }
+            }
+        });
+        for (cache, slab, what) in held {
+            add(cache, slab, what)?;
         }
     }
     for (cpu, pool) in mm.radix_preload.iter().enumerate() {
@@ -55,19 +61,15 @@ pub fn check(mm: &Mm) -> Result<(), String> {
             add(RADIX_CACHE, slab, &format!("a node preloaded on CPU {cpu}"))?;
         }
     }
-    for (m, space) in mm.mappings.iter().enumerate() {
-        let counted = leaves[m + 1];
-        if counted != space.nrpages() || (space.nrpages() > 0) != (space.radix_height > 0) {
-            return Err(format!("mapping {}: {} pages, height {}, but its leaves count {counted}", m + 1, space.nrpages(), space.radix_height));
-        }
-    }
     // Only the zones' spans hold frames (holes and the gap below a node's start do not).
     let spans: Vec<std::ops::Range<usize>> = mm.zones.iter().filter(|z| z.spanned_pages > 0).map(|z| z.zone_start_pfn as usize..z.zone_end_pfn() as usize).collect();
     let mut slab_pages = vec![[0i64; 2]; mm.zones.len()];
     let mut per_cache = vec![(0u64, 0u64); mm.slab_caches.len()];
+    let mut with_buffers = 0u64;
     for pfn in spans.iter().cloned().flatten() {
         let p = &mm.pages[pfn];
         if p.flags & PG_SLAB == 0 || p.state() != PageState::Allocated {
+            with_buffers += u64::from(p.flags & PG_PRIVATE != 0 && p.state() == PageState::Allocated);
             continue;
         }
         let pfn = pfn as Pfn;
@@ -100,6 +102,9 @@ pub fn check(mm: &Mm) -> Result<(), String> {
         if [un, re] != slab_pages[zid] {
             return Err(format!("zone {zid} counts {re} reclaimable and {un} unreclaimable slab pages, its slabs {:?}", slab_pages[zid]));
         }
+    }
+    if with_buffers != buffer_heads {
+        return Err(format!("{with_buffers} pages have PG_private (buffers) but the page-cache trees hold {buffer_heads} buffer heads"));
     }
     Ok(())
 }
