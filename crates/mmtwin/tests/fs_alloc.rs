@@ -141,3 +141,51 @@ fn ext3_indirect_blocks_are_cached_in_the_block_devices_page_cache_and_activate(
     write_as(&mut e, g, 5, 0..3000);
     assert_eq!(e.nr_bdev_pages(0), 0);
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+    /// The free-extent map (keyed by extent end) against a set of free blocks: any sequence of
+    /// frees and takes leaves the same free blocks, merged into maximal extents, with the same
+    /// per-group and total counts, and first_free answers as the set does.
+    #[test]
+    fn free_space_agrees_with_a_set_of_free_blocks(ops in proptest::collection::vec((0u64..3 * BLOCKS_PER_GROUP, 1u64..40, proptest::bool::ANY), 1..200), probes in proptest::collection::vec((0u64..3 * BLOCKS_PER_GROUP, 0u64..5000), 16)) {
+        use std::collections::BTreeSet;
+        let mut fs = mmtwin::fs::balloc::FreeSpace { group_free: vec![0; 4], ..Default::default() };
+        let mut set = BTreeSet::new();
+        for (at, len, give) in ops {
+            if give {
+                // Free the blocks of [at, at + len) that are in use, run by run.
+                let mut b = at;
+                while b < at + len {
+                    let e = (b..at + len).find(|x| set.contains(x)).unwrap_or(at + len);
+                    fs.give(b, e - b);
+                    set.extend(b..e);
+                    b = (e..at + len).find(|x| !set.contains(x)).unwrap_or(at + len);
+                }
+            } else if let Some(b) = fs.first_free(at, at + len) {
+                proptest::prop_assert_eq!(Some(b), set.range(at..at + len).next().copied());
+                fs.take(b);
+                set.remove(&b);
+            } else {
+                proptest::prop_assert!(set.range(at..at + len).next().is_none());
+            }
+        }
+        for (from, len) in probes {
+            proptest::prop_assert_eq!(fs.first_free(from, from + len), set.range(from..from + len).next().copied());
+        }
+        // Maximal extents: consecutive free blocks make one extent.
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        for &b in &set {
+            match runs.last_mut() {
+                Some((_, e)) if *e == b => *e += 1,
+                _ => runs.push((b, b + 1)),
+            }
+        }
+        proptest::prop_assert_eq!(fs.extents.iter().map(|(&e, &s)| (s, e)).collect::<Vec<_>>(), runs);
+        proptest::prop_assert_eq!(fs.total_free, set.len() as u64);
+        for g in 0..4u64 {
+            proptest::prop_assert_eq!(u64::from(fs.group_free[g as usize]), set.range(g * BLOCKS_PER_GROUP..(g + 1) * BLOCKS_PER_GROUP).count() as u64);
+        }
+    }
+}

@@ -70,33 +70,42 @@ impl Default for BlockAllocInfo {
     }
 }
 
-/// Free space of a file system: free extents (first block → length) and free blocks per group.
+/// Free space of a file system: free extents and free blocks per group. The extents are keyed
+/// by their end (one past the last free block) and hold their first block, so taking the first
+/// block of a run, as an allocation moving up through a free run does, changes one value.
 #[derive(Clone, Debug, Default)]
 pub struct FreeSpace {
+    /// end → start of each free extent [start, end).
     pub extents: BTreeMap<u64, u64>,
     pub group_free: Vec<u32>,
     pub total_free: u64,
 }
 
 impl FreeSpace {
+    /// The free extent [start, end) holding block `b`, or the first one after it.
+    fn extent_at_or_after(&self, b: u64) -> Option<(u64, u64)> {
+        self.extents.range(b + 1..).next().map(|(&e, &s)| (s, e))
+    }
+
     /// Marks blocks [start, start + len) free (the caller knows they were in use).
     pub fn give(&mut self, start: u64, len: u64) {
         if len == 0 {
             return;
         }
-        let (mut s, mut l) = (start, len);
-        if let Some((&ps, &pl)) = self.extents.range(..start).next_back() {
-            debug_assert!(ps + pl <= start, "block {start} freed twice");
-            if ps + pl == start {
-                self.extents.remove(&ps);
-                s = ps;
-                l += pl;
+        let (mut s, mut e) = (start, start + len);
+        // The extent ending at `start` merges from below, the one starting at the end from
+        // above.
+        if let Some(ps) = self.extents.remove(&start) {
+            s = ps;
+        }
+        if let Some((ns, ne)) = self.extent_at_or_after(start + len) {
+            debug_assert!(ns >= start + len, "block {start} freed twice");
+            if ns == start + len {
+                self.extents.remove(&ne);
+                e = ne;
             }
         }
-        if let Some(nl) = self.extents.remove(&(start + len)) {
-            l += nl;
-        }
-        self.extents.insert(s, l);
+        self.extents.insert(e, s);
         let mut b = start;
         while b < start + len {
             let g = b / BLOCKS_PER_GROUP;
@@ -109,14 +118,17 @@ impl FreeSpace {
 
     /// Takes free block `b` (the caller found it free).
     pub fn take(&mut self, b: u64) {
-        let (&s, &l) = self.extents.range(..=b).next_back().expect("a free block");
-        debug_assert!(b < s + l, "block {b} is not free");
-        self.extents.remove(&s);
-        if b > s {
-            self.extents.insert(s, b - s);
+        let (&e, start) = self.extents.range_mut(b + 1..).next().expect("a free block");
+        let s = *start;
+        debug_assert!(s <= b, "block {b} is not free");
+        if b + 1 < e {
+            // The part above `b` keeps the key; the part below, if any, is a new extent.
+            *start = b + 1;
+        } else {
+            self.extents.remove(&e);
         }
-        if b + 1 < s + l {
-            self.extents.insert(b + 1, s + l - b - 1);
+        if b > s {
+            self.extents.insert(b, s);
         }
         self.group_free[(b / BLOCKS_PER_GROUP) as usize] -= 1;
         self.total_free -= 1;
@@ -127,12 +139,9 @@ impl FreeSpace {
         if from >= to {
             return None;
         }
-        if let Some((&s, &l)) = self.extents.range(..=from).next_back() {
-            if from < s + l {
-                return Some(from);
-            }
-        }
-        self.extents.range(from..to).next().map(|(&s, _)| s)
+        let (s, _) = self.extent_at_or_after(from)?;
+        let first = s.max(from);
+        (first < to).then_some(first)
     }
 }
 
@@ -148,7 +157,7 @@ impl Mm {
             }
         }
         // The nearest mapped block before this one.
-        let k = i.extents.partition_point(|e| e.0 <= index);
+        let k = i.extents_upto(index);
         if k > 0 {
             let (start, sector, len) = i.extents[k - 1];
             let block = self.sbs[i.sb].block_of(sector);

@@ -95,6 +95,9 @@ pub struct Inode {
     pub lru_key: Option<u64>,
     /// Disk extents: (first page index, first sector, pages), sorted by index.
     pub extents: Vec<(u32, u64, u32)>,
+    /// Where the last extent lookup ended (`Inode::extents_upto`): a guess, checked before it
+    /// is used, that makes walks in offset order cost no search.
+    pub extent_hint: std::cell::Cell<u32>,
     /// Slab page of the inode object.
     pub slab: Pfn,
     pub dentry: Option<Dentry>,
@@ -115,6 +118,25 @@ pub struct Inode {
 impl Inode {
     /// An in-core inode of superblock `sb` with page cache `mapping` and its object in slab page
     /// `slab`: one reference, one link, no pages, no blocks, on no list.
+    /// How many extents start at or before page `index` (the extent holding it, if any, is
+    /// the last of them): from the last lookup's place when that is still right, as in a walk
+    /// in offset order, otherwise by binary search.
+    #[inline]
+    pub fn extents_upto(&self, index: u32) -> usize {
+        let ext = &self.extents;
+        let fits = |k: usize| (k == 0 || ext[k - 1].0 <= index) && (k == ext.len() || ext[k].0 > index);
+        let h = self.extent_hint.get() as usize;
+        let k = if h <= ext.len() && fits(h) {
+            h
+        } else if h < ext.len() && fits(h + 1) {
+            h + 1
+        } else {
+            ext.partition_point(|e| e.0 <= index)
+        };
+        self.extent_hint.set(k as u32);
+        k
+    }
+
     fn new(sb: usize, mapping: u32, slab: Pfn) -> Inode {
         Inode {
             sb,
@@ -127,6 +149,7 @@ impl Inode {
             dirty_key: None,
             lru_key: None,
             extents: Vec::new(),
+            extent_hint: Default::default(),
             slab,
             dentry: None,
             writeback_index: 0,
@@ -413,8 +436,9 @@ impl Mm {
 
     /// The sector of page `index` of a file, if blocks are allocated for it (bmap).
     pub fn bmap(&self, ino: Ino, index: u32) -> Option<u64> {
-        let ext = &self.inode(ino).extents;
-        let i = ext.partition_point(|e| e.0 <= index);
+        let inode = self.inode(ino);
+        let ext = &inode.extents;
+        let i = inode.extents_upto(index);
         if i == 0 {
             return None;
         }
@@ -470,8 +494,8 @@ impl Mm {
         }
         let i = self.inode_mut(ino);
         i.alloc.last_alloc = Some((index, b));
+        let k = i.extents_upto(index);
         let ext = &mut i.extents;
-        let k = ext.partition_point(|e| e.0 <= index);
         if k > 0 {
             let last = &mut ext[k - 1];
             if last.0 + last.2 == index && last.1 + u64::from(last.2) * SECTORS_PER_PAGE == sector {
