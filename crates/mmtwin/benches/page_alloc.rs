@@ -1,5 +1,5 @@
 //! Hot-path benchmarks: the allocator through the pcp lists, random orders through the buddy
-//! lists, the event queue. Figures go in BENCHMARKS.md (`make bench`).
+//! lists, the event queue, the page-cache tree. Figures go in BENCHMARKS.md (`make bench`).
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use mmtwin::config::scenario::{RunConfig, Scenario};
@@ -96,5 +96,42 @@ fn event_queue(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, pcp_order0, random_orders, event_queue);
+/// The page-cache tree as a streaming writer and its flusher use it: a 1 GiB file's pages
+/// inserted in offset order and tagged dirty, then walked a pagevec (14) at a time by the dirty
+/// tag, each page looked up, untagged and deleted.
+fn page_cache_tree(c: &mut Criterion) {
+    use mmtwin::mm::radix_tree::{RadixTreeNodes, RadixTreeRoot, PAGECACHE_TAG_DIRTY};
+    let mut g = c.benchmark_group("page_cache_tree");
+    const PAGES: u32 = 262_144;
+    g.throughput(Throughput::Elements(u64::from(PAGES)));
+    g.bench_function("insert_tag_walk_delete_1g", |b| {
+        let mut t = RadixTreeNodes::default();
+        b.iter(|| {
+            let mut root = RadixTreeRoot::default();
+            for i in 0..PAGES {
+                t.insert(&mut root, i, i + 1, &mut || 0);
+                t.tag_set(&root, i, PAGECACHE_TAG_DIRTY);
+            }
+            let mut vec = Vec::with_capacity(14);
+            let mut from = 0;
+            loop {
+                vec.clear();
+                t.gang_lookup(&root, from, u32::MAX, 14, Some(PAGECACHE_TAG_DIRTY), &mut vec);
+                let Some(&last) = vec.last() else { break };
+                for &i in &vec {
+                    black_box(t.lookup(&root, i));
+                    t.tag_clear(&root, i, PAGECACHE_TAG_DIRTY);
+                }
+                from = last + 1;
+            }
+            for i in 0..PAGES {
+                t.delete(&mut root, i);
+            }
+            root
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, pcp_order0, random_orders, event_queue, page_cache_tree);
 criterion_main!(benches);
