@@ -98,8 +98,8 @@ impl FreeSpace {
         if let Some(ps) = self.extents.remove(&start) {
             s = ps;
         }
-        if let Some((ns, ne)) = self.extent_at_or_after(start + len) {
-            debug_assert!(ns >= start + len, "block {start} freed twice");
+        if let Some((ns, ne)) = self.extent_at_or_after(start) {
+            debug_assert!(ns >= start + len, "a block of [{start}, {}) freed twice", start + len);
             if ns == start + len {
                 self.extents.remove(&ne);
                 e = ne;

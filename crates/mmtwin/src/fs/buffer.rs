@@ -63,6 +63,7 @@ impl Mm {
         self.pages[pfn as usize].flags &= !PG_PRIVATE;
         self.kmem_cache_free(BH_CACHE, slab, cpu);
     }
+
     /// Buffers for a file page being written back, if its file system writes data through
     /// buffers and the page has none yet (block_write_full_page, xfs_vm_writepage), from the
     /// CPU of whoever writes it (a reclaimer or the running task).

@@ -116,8 +116,6 @@ pub struct Inode {
 }
 
 impl Inode {
-    /// An in-core inode of superblock `sb` with page cache `mapping` and its object in slab page
-    /// `slab`: one reference, one link, no pages, no blocks, on no list.
     /// How many extents start at or before page `index` (the extent holding it, if any, is
     /// the last of them): from the last lookup's place when that is still right, as in a walk
     /// in offset order, otherwise by binary search.
@@ -137,6 +135,8 @@ impl Inode {
         k
     }
 
+    /// An in-core inode of superblock `sb` with page cache `mapping` and its object in slab page
+    /// `slab`: one reference, one link, no pages, no blocks, on no list.
     fn new(sb: usize, mapping: u32, slab: Pfn) -> Inode {
         Inode {
             sb,

@@ -200,14 +200,13 @@ impl RadixTreeNodes {
         } else if need > root.height {
             for _ in root.height..need {
                 let old = root.rnode;
+                let old_tags = self.nodes[old as usize].tags;
                 let top = self.alloc(slab());
                 let n = &mut self.nodes[top as usize];
                 n.slots[0] = old;
                 n.present = 1;
-                for t in 0..RADIX_TREE_MAX_TAGS {
-                    if self.nodes[old as usize].tags[t] != 0 {
-                        self.nodes[top as usize].tags[t] = 1;
-                    }
+                for (t, &o) in n.tags.iter_mut().zip(&old_tags) {
+                    *t = u64::from(o != 0);
                 }
                 root.rnode = top;
             }
