@@ -32,7 +32,7 @@ pub const PAGECACHE_TAG_DIRTY: usize = 0;
 pub const PAGECACHE_TAG_WRITEBACK: usize = 1;
 
 /// struct radix_tree_node: the children (frames in a leaf, node ids above; NIL where empty),
-/// which slots are in use (its `count` is their number), the tag bits per slot, a leaf's
+/// which slots are in use (the kernel's `count` is their number), the tag bits per slot, a leaf's
 /// per-page private word and the slab of the node's object.
 #[derive(Clone, Debug)]
 pub struct RadixTreeNode {
@@ -46,11 +46,6 @@ pub struct RadixTreeNode {
 impl RadixTreeNode {
     fn new(slab: Pfn) -> Self {
         RadixTreeNode { slots: [NIL; RADIX_TREE_MAP_SIZE], private: [NIL; RADIX_TREE_MAP_SIZE], present: 0, tags: [0; RADIX_TREE_MAX_TAGS], slab }
-    }
-
-    /// Children present (radix_tree_node.count).
-    pub fn count(&self) -> u32 {
-        self.present.count_ones()
     }
 }
 
