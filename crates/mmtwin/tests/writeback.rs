@@ -264,3 +264,54 @@ fn a_throttled_writer_dirties_nothing_more_until_balance_dirty_pages_lets_it_go(
     assert_eq!(dirtied(&mm), before, "no page dirtied while throttled");
     assert!(mm.find_get_page(mapping, i).is_none(), "the next page was not even allocated");
 }
+
+/// A one-node 3.0 machine of 64M with two CPUs, ext2, and the policies in `policy`.
+fn boot_2cpu(policy: &str) -> Mm {
+    let text = format!(
+        "[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [{{ id = 0, cpus = 2, memory = \"64M\" }}]\nboot_reserved = \"1M\"\nfs = \"ext2\"\n\
+         [[kernel]]\nname = \"k\"\nprofile = \"linux-3.0\"\npolicy = {{ {policy} }}\n[workload]\ntype = \"anon-churn\"\n"
+    );
+    Mm::boot(&Scenario::parse(&text).unwrap_or_else(|e| panic!("{e}")).resolve().remove(0))
+}
+
+/// Pages `t` dirties in a new file from `cpu` until it is sent into balance_dirty_pages (its
+/// write chunk is set there), at most `max`.
+fn dirty_until_checked(mm: &mut Mm, t: &mut mmtwin::mm::page_writeback::DirtyThrottle, cpu: usize, max: u32) -> u32 {
+    let ino = mm.create_file(0, 0).unwrap();
+    for i in 0..max {
+        assert_eq!(mm.file_write_page(ino, i, 4096, cpu, t), mmtwin::mm::filemap::PageIo::Done);
+        if t.write_chunk != 0 {
+            return i + 1;
+        }
+    }
+    max
+}
+
+#[test]
+fn before_3_2_the_task_that_fills_its_cpus_dirty_count_is_the_one_balance_dirty_pages_checks() {
+    use mmtwin::mm::page_writeback::DirtyThrottle;
+    // ratelimit_pages: total pages / (CPUs × 32).
+    let ratelimit = |mm: &Mm| (mm.zones.iter().map(|z| z.present_pages).sum::<u64>() / 64).clamp(16, 1024) as u32;
+
+    // 3.0 (bdp_ratelimits): A dirties 100 pages on CPU 0, a task on CPU 1 dirties 100 that do
+    // not count there, and B, on CPU 0 after A, is checked once the CPU's count is full.
+    let mut mm = boot_2cpu("");
+    let rl = ratelimit(&mm);
+    let (mut a, mut b, mut c) = (DirtyThrottle::default(), DirtyThrottle::default(), DirtyThrottle::default());
+    assert_eq!(dirty_until_checked(&mut mm, &mut a, 0, 100), 100);
+    assert_eq!(dirty_until_checked(&mut mm, &mut c, 1, 100), 100);
+    assert_eq!(mm.bdp_ratelimits, vec![100, 100]);
+    assert_eq!(dirty_until_checked(&mut mm, &mut b, 0, rl), rl - 100, "B is checked after the CPU's count reaches {rl}");
+    assert_eq!(b.write_chunk, (rl * 3 / 2) as u64, "write chunk: the ratelimit and a half");
+    assert_eq!((a.write_chunk, c.write_chunk), (0, 0), "A and the other CPU's task were not checked");
+    assert_eq!(mm.bdp_ratelimits, vec![0, 100], "the check zeroes the CPU's count");
+
+    // 3.2+ (current->nr_dirtied): each task counts its own pages.
+    let mut mm = boot_2cpu("dirty_ratelimit = \"per-task\"");
+    let (mut a, mut b) = (DirtyThrottle::default(), DirtyThrottle::default());
+    assert_eq!(dirty_until_checked(&mut mm, &mut a, 0, 100), 100);
+    assert_eq!(dirty_until_checked(&mut mm, &mut b, 0, rl - 1), rl - 1);
+    assert_eq!((a.ratelimit, b.ratelimit, a.write_chunk, b.write_chunk), (100, (rl - 1) as u64, 0, 0));
+    assert_eq!(dirty_until_checked(&mut mm, &mut b, 0, 1), 1, "B is checked at its own {rl}th page");
+    assert_eq!(mm.bdp_ratelimits, vec![0, 0]);
+}

@@ -85,6 +85,7 @@ pub struct PolicyOverrides {
     pub blk_plug: Option<BlkPlugPolicy>,
     pub shrinker: Option<ShrinkerPolicy>,
     pub slab_high_order: Option<SlabHighOrder>,
+    pub dirty_ratelimit: Option<DirtyRatelimit>,
     pub merge_tail_heuristic: Option<bool>,
 }
 
@@ -97,7 +98,7 @@ impl PolicyOverrides {
         }
         set!(watermark_setup, watermark_check, fallback, pcp, cold_refill, zonelist, atomic_reserve,
              zonelist_cache, lru_owner, page_count_basis, reclaim_writeback, dirty_placement, reclaim_wait,
-             reclaim_drain, readahead_gfp, scan_batch, lowmem_reserve, blk_plug, shrinker, slab_high_order, merge_tail_heuristic);
+             reclaim_drain, readahead_gfp, scan_batch, lowmem_reserve, blk_plug, shrinker, slab_high_order, dirty_ratelimit, merge_tail_heuristic);
         p
     }
 }

@@ -275,7 +275,9 @@ impl Mm {
             reclaim_cpu: 0,
             reclaimed_slab: 0,
             dirty_props: Default::default(),
+            bdp_ratelimits: Vec::new(),
         };
+        mm.bdp_ratelimits = vec![0; mm.cpu_to_node.len()];
         let nr_lruvecs = match mm.policy.lru_owner {
             LruOwner::PerZone => mm.zones.len(),
             LruOwner::PerNode => mm.nodes.len(),

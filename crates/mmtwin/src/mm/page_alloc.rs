@@ -142,6 +142,9 @@ pub struct Mm {
     pub reclaimed_slab: u64,
     /// Machine-wide dirtying proportions.
     pub dirty_props: super::page_writeback::DirtyProportions,
+    /// Pages dirtied per CPU since its last balance_dirty_pages call (bdp_ratelimits, used by
+    /// the `per-cpu` DirtyRatelimit policy).
+    pub bdp_ratelimits: Vec<u64>,
     /// The swap area (swapon), if the machine has one.
     pub swap: Option<super::swapfile::SwapInfo>,
     /// Anonymous regions by id.

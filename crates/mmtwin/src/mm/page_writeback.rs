@@ -6,15 +6,16 @@
 //!   reclaim marked PG_reclaim is rotated to the inactive tail when its write completes.
 //! * global_dirty_limits: dirty_ratio and dirty_background_ratio (or the _bytes forms) of the
 //!   dirtyable memory (free + file LRU, + anon LRU with swap; 6.x also minus totalreserve).
-//! * balance_dirty_pages (3.1, before the IO-less rework of 3.2): a task that has dirtied its
-//!   ratelimit of pages checks the limits; over them, it writes back a chunk of the device's
-//!   dirty pages itself and pauses (1 jiffy doubling to HZ/10), until the dirty + writeback
-//!   count falls back or 200 ms have passed with the excess halved.
+//! * balance_dirty_pages (3.1, before the IO-less rework of 3.2): the task that brings its
+//!   CPU's count of dirtied pages (its own count from 3.2) to the ratelimit checks the limits;
+//!   over them, it writes back a chunk of the device's dirty pages itself and pauses (1 jiffy
+//!   doubling to HZ/10), until the dirty + writeback count falls back or 200 ms have passed
+//!   with the excess halved.
 
 use crate::block::PlugSite;
 use super::gfp::{AllocFlags, Gfp, ALLOC_WMARK_LOW, ALLOC_WMARK_MASK};
 use super::mm_types::*;
-use super::policy::DirtyPlacement;
+use super::policy::{DirtyPlacement, DirtyRatelimit};
 use super::mmzone::{LruList, ZoneStat};
 use super::page_alloc::Mm;
 use super::radix_tree::{PAGECACHE_TAG_DIRTY, PAGECACHE_TAG_WRITEBACK};
@@ -33,7 +34,8 @@ pub const MAX_PAUSE_NS: u64 = 200_000_000;
 /// balance_dirty_pages uses), owned by the workload task.
 #[derive(Clone, Debug, Default)]
 pub struct DirtyThrottle {
-    /// Pages dirtied since the last balance_dirty_pages call.
+    /// Pages dirtied since the last balance_dirty_pages call (current->nr_dirtied; the
+    /// `per-task` DirtyRatelimit policy).
     pub ratelimit: u64,
     /// Inside balance_dirty_pages: when the loop was entered.
     pub throttled_since: Option<u64>,
@@ -368,7 +370,8 @@ impl Mm {
     }
 
     /// balance_dirty_pages_ratelimited_nr: after a page is dirtied, every ratelimit_pages
-    /// (8 while the device's limit is exceeded) run balance_dirty_pages. A task still in its
+    /// (8 while the device's limit is exceeded) run balance_dirty_pages, counted per CPU
+    /// (2.6.x–3.1) or per task (3.2+) as the DirtyRatelimit policy says. A task still in its
     /// throttling loop dirties nothing: it goes on with the loop first
     /// (`balance_dirty_pages_resume`).
     pub fn balance_dirty_pages_ratelimited(&mut self, t: &mut DirtyThrottle, dev: usize, newly_dirtied: bool, cpu: usize) {
@@ -376,13 +379,21 @@ impl Mm {
         if newly_dirtied {
             self.task_dirty_inc(t);
         }
-        t.ratelimit += 1;
+        let count = match self.policy.dirty_ratelimit {
+            DirtyRatelimit::PerCpu => &mut self.bdp_ratelimits[cpu],
+            DirtyRatelimit::PerTask => &mut t.ratelimit,
+        };
+        *count += 1;
+        let dirtied = *count;
         let limit = if self.bdi_stat[dev].dirty_exceeded { 8 } else { self.ratelimit_pages() };
-        if t.ratelimit < limit {
+        if dirtied < limit {
             return;
         }
-        t.write_chunk = t.ratelimit.max(self.ratelimit_pages()) * 3 / 2;
-        t.ratelimit = 0;
+        match self.policy.dirty_ratelimit {
+            DirtyRatelimit::PerCpu => self.bdp_ratelimits[cpu] = 0,
+            DirtyRatelimit::PerTask => t.ratelimit = 0,
+        }
+        t.write_chunk = dirtied.max(self.ratelimit_pages()) * 3 / 2;
         self.balance_dirty_pages(t, dev, cpu);
     }
 

@@ -315,6 +315,20 @@ pub enum SlabHighOrder {
     NoReclaim,
 }
 
+/// Whose count of dirtied pages decides when balance_dirty_pages runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DirtyRatelimit {
+    /// 2.6.x–3.1 (read from 3.0's balance_dirty_pages_ratelimited_nr): a per-CPU count
+    /// (bdp_ratelimits) of the pages dirtied on that CPU by whichever task ran there; the task
+    /// that brings it to ratelimit_pages (8 while the device is over its limit) zeroes it and
+    /// enters balance_dirty_pages, so tasks sharing a CPU take turns being checked.
+    PerCpu,
+    /// 3.2+ (current->nr_dirtied): each task counts its own dirtied pages. The model's 6.x keeps
+    /// 3.1's balance_dirty_pages with this count (the IO-less throttle is not modelled).
+    PerTask,
+}
+
 /// The memory manager's era policies, resolved (every field set).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -339,6 +353,7 @@ pub struct MmPolicy {
     pub blk_plug: BlkPlugPolicy,
     pub shrinker: ShrinkerPolicy,
     pub slab_high_order: SlabHighOrder,
+    pub dirty_ratelimit: DirtyRatelimit,
     /// buddy_merge_likely (both eras): free a block to the list tail when its parent's buddy is
     /// free, so it stays free long enough to merge.
     pub merge_tail_heuristic: bool,
@@ -367,6 +382,7 @@ impl MmPolicy {
         blk_plug: BlkPlugPolicy::TaskPlug,
         shrinker: ShrinkerPolicy::GlobalCaches,
         slab_high_order: SlabHighOrder::MayReclaim,
+        dirty_ratelimit: DirtyRatelimit::PerCpu,
         merge_tail_heuristic: true,
     };
 
@@ -409,6 +425,7 @@ impl MmPolicy {
         blk_plug: BlkPlugPolicy::MqPlug,
         shrinker: ShrinkerPolicy::PerSuperblock,
         slab_high_order: SlabHighOrder::NoReclaim,
+        dirty_ratelimit: DirtyRatelimit::PerTask,
         merge_tail_heuristic: true,
     };
 
