@@ -319,7 +319,7 @@ pub enum SlabHighOrder {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum DirtyRatelimit {
-    /// 2.6.x–3.1 (read from 3.0's balance_dirty_pages_ratelimited_nr): a per-CPU count
+    /// 2.6.x–3.1 (3.0's balance_dirty_pages_ratelimited_nr): a per-CPU count
     /// (bdp_ratelimits) of the pages dirtied on that CPU by whichever task ran there; the task
     /// that brings it to ratelimit_pages (8 while the device is over its limit) zeroes it and
     /// enters balance_dirty_pages, so tasks sharing a CPU take turns being checked.
