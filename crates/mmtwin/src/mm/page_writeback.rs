@@ -379,21 +379,18 @@ impl Mm {
         if newly_dirtied {
             self.task_dirty_inc(t);
         }
+        let ratelimit = self.ratelimit_pages();
+        let limit = if self.bdi_stat[dev].dirty_exceeded { 8 } else { ratelimit };
         let count = match self.policy.dirty_ratelimit {
             DirtyRatelimit::PerCpu => &mut self.bdp_ratelimits[cpu],
             DirtyRatelimit::PerTask => &mut t.ratelimit,
         };
         *count += 1;
-        let dirtied = *count;
-        let limit = if self.bdi_stat[dev].dirty_exceeded { 8 } else { self.ratelimit_pages() };
-        if dirtied < limit {
+        if *count < limit {
             return;
         }
-        match self.policy.dirty_ratelimit {
-            DirtyRatelimit::PerCpu => self.bdp_ratelimits[cpu] = 0,
-            DirtyRatelimit::PerTask => t.ratelimit = 0,
-        }
-        t.write_chunk = dirtied.max(self.ratelimit_pages()) * 3 / 2;
+        let dirtied = std::mem::take(count);
+        t.write_chunk = dirtied.max(ratelimit) * 3 / 2;
         self.balance_dirty_pages(t, dev, cpu);
     }
 
