@@ -315,3 +315,83 @@ fn before_3_2_the_task_that_fills_its_cpus_dirty_count_is_the_one_balance_dirty_
     assert_eq!(dirty_until_checked(&mut mm, &mut b, 0, 1), 1, "B is checked at its own {rl}th page");
     assert_eq!(mm.bdp_ratelimits, vec![0, 0]);
 }
+
+/// A one-node machine of 64M with one CPU, ext2, on `profile`.
+fn boot_profile(profile: &str) -> Mm {
+    let text = format!(
+        "[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [{{ id = 0, cpus = 1, memory = \"64M\" }}]\nboot_reserved = \"1M\"\nfs = \"ext2\"\n\
+         [[kernel]]\nname = \"k\"\nprofile = \"{profile}\"\n[workload]\ntype = \"anon-churn\"\n"
+    );
+    Mm::boot(&Scenario::parse(&text).unwrap_or_else(|e| panic!("{e}")).resolve().remove(0))
+}
+
+#[test]
+fn io_less_balance_dirty_pages_sleeps_the_writer_without_it_writing_anything() {
+    use mmtwin::mm::filemap::PageIo;
+    use mmtwin::mm::page_writeback::DirtyThrottle;
+    let writeback = |mm: &Mm| mm.global_page_state(ZoneStat::NrWriteback);
+    // Write until the writer is first made to sleep (no I/O completes here).
+    let throttle = |mm: &mut Mm| -> (DirtyThrottle, u32) {
+        let ino = mm.create_file(0, 0).unwrap();
+        let mut t = DirtyThrottle::default();
+        for i in 0..16_384 {
+            assert_eq!(mm.file_write_page(ino, i, 4096, 0, &mut t), PageIo::Done);
+            if t.throttled_since.is_some() {
+                return (t, i + 1);
+            }
+        }
+        panic!("the writer was never throttled");
+    };
+
+    // 3.1 and before: the throttled writer has written back a chunk of dirty pages itself.
+    let mut mm = boot_profile("linux-3.0");
+    throttle(&mut mm);
+    assert!(writeback(&mm) > 0, "the 3.0 writer submitted writeback");
+
+    // 3.2+: it only sleeps, not before dirty pages pass (background + dirty threshold) / 2,
+    // for at least a jiffy and at most HZ/5; then its next page goes through.
+    let mut mm = boot_profile("linux-6.x");
+    let (bg, thresh) = mm.global_dirty_limits();
+    let (mut t, n) = throttle(&mut mm);
+    assert_eq!(writeback(&mm), 0, "the IO-less writer wrote nothing");
+    let dirty = mm.global_page_state(ZoneStat::NrFileDirty);
+    assert!(dirty > (bg + thresh) / 2, "throttled at {dirty} dirty pages, the freerun ceiling is {}", (bg + thresh) / 2);
+    assert_eq!(u64::from(n), dirty);
+    let jiffy = mm.sched.jiffy_ns;
+    assert!(mm.sleep_ns > 0 && mm.sleep_ns <= jiffy * (1_000_000_000 / jiffy / 5), "pause {} ns", mm.sleep_ns);
+    assert_eq!(t.ratelimit, 0, "the pause settles the pages dirtied");
+    let ino = mm.create_file(0, 0).unwrap();
+    assert_eq!(mm.file_write_page(ino, 0, 4096, 0, &mut t), PageIo::Done, "after the pause the loop ends");
+    assert!(t.throttled_since.is_none());
+}
+
+#[test]
+fn io_less_below_the_freerun_ceiling_a_writer_is_checked_every_sqrt_of_the_headroom_pages() {
+    use mmtwin::mm::page_writeback::{DirtyThrottle, DIRTY_POLL_THRESH};
+    let mut mm = boot_profile("linux-6.x");
+    let (_, thresh) = mm.global_dirty_limits();
+    let ino = mm.create_file(0, 0).unwrap();
+    let mut t = DirtyThrottle::default();
+    // A new task is first checked after 32 pages (nr_dirtied_pause at fork).
+    for i in 0..DIRTY_POLL_THRESH as u32 - 1 {
+        mm.file_write_page(ino, i, 4096, 0, &mut t);
+    }
+    assert_eq!((t.nr_dirtied_pause, t.ratelimit), (None, DIRTY_POLL_THRESH - 1));
+    mm.file_write_page(ino, DIRTY_POLL_THRESH as u32 - 1, 4096, 0, &mut t);
+    // dirty_poll_interval: 2^(ilog2(thresh − dirty) / 2), and no sleep.
+    let headroom = thresh - DIRTY_POLL_THRESH;
+    let ilog2 = 63 - headroom.leading_zeros() as u64;
+    assert_eq!(t.nr_dirtied_pause, Some(1 << (ilog2 / 2)));
+    assert_eq!((t.ratelimit, mm.sleep_ns), (0, 0));
+}
+
+#[test]
+fn io_less_pos_ratio_is_one_at_the_setpoint_two_at_the_freerun_ceiling_and_zero_at_the_limit() {
+    use mmtwin::mm::page_writeback::pos_ratio_polynom;
+    // freerun 999, limit 3001: setpoint 2000 (the kernel divides by (limit − setpoint) | 1).
+    assert_eq!(pos_ratio_polynom(2000, 2000, 3001), 1024);
+    assert_eq!(pos_ratio_polynom(2000, 999, 3001), 2048);
+    assert_eq!(pos_ratio_polynom(2000, 3001, 3001), 0);
+    // A cubic: a quarter of the way past the setpoint, 1 − 1/64.
+    assert_eq!(pos_ratio_polynom(2000, 2250, 3000), 1024 - 16);
+}

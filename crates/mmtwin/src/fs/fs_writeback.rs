@@ -29,10 +29,30 @@ pub struct BdiStat {
     pub reclaimable: i64,
     /// Pages under writeback (BDI_WRITEBACK).
     pub writeback: i64,
-    /// Writeback completions, for the device's share of the dirty limit.
+    /// Writeback completions (WB_WRITTEN), for the device's share of the dirty limit.
     pub completions: u64,
     /// bdi->dirty_exceeded.
     pub dirty_exceeded: bool,
+    /// Pages dirtied on the device (WB_DIRTIED).
+    pub dirtied: u64,
+    /// 3.2+ bandwidth estimation (`io-less` balance_dirty_pages only): when the estimates were
+    /// last updated (jiffies) and WB_DIRTIED / WB_WRITTEN then; the write bandwidth, its
+    /// smoothed form and the throttle's base rate, in pages per second.
+    pub bw_time_stamp: u64,
+    pub dirtied_stamp: u64,
+    pub written_stamp: u64,
+    pub write_bandwidth: u64,
+    pub avg_write_bandwidth: u64,
+    pub dirty_ratelimit: u64,
+    pub balanced_dirty_ratelimit: u64,
+}
+
+impl BdiStat {
+    /// A device as bdi_init / wb_init leave it: every rate at INIT_BW (100 MB/s).
+    pub fn new() -> BdiStat {
+        let bw = crate::mm::page_writeback::INIT_BW;
+        BdiStat { write_bandwidth: bw, avg_write_bandwidth: bw, dirty_ratelimit: bw, balanced_dirty_ratelimit: bw, ..Default::default() }
+    }
 }
 
 /// Why a writeback work runs (wb_writeback_work.reason, 3.1 flavours).
@@ -119,6 +139,7 @@ impl Mm {
         let start = if range_cyclic { i.writeback_index } else { 0 };
         let mapping = i.mapping;
         let own_writepages = self.sbs[sb].fs_type == super::FsType::Ext4;
+        self.wb_bandwidth_estimate(dev, true);
         let plugged = self.blk_start_plug(PlugSite::Writepages { own_writepages });
         let mut written = 0u64;
         let mut blocked = false;
@@ -179,6 +200,7 @@ impl Mm {
             self.submit_bio(dev, b);
         }
         self.blk_finish_plug(plugged);
+        self.wb_bandwidth_estimate(dev, false);
         let still_dirty = self.mapping_tagged(mapping, PAGECACHE_TAG_DIRTY);
         let key = self.sbs[sb].next_key();
         let i = self.inode_mut(ino);

@@ -41,6 +41,7 @@ impl Mm {
         for i in 1..cfg.machine.disks as usize {
             mm.mount_disk(i, &cfg.machine.disk, cfg.machine.fs);
         }
+        mm.writeback_set_ratelimit();
         mm.cost_ns = 0;
         mm.events = VmEvents::default();
         mm
@@ -80,7 +81,7 @@ impl Mm {
     /// Adds block device `dev` and a superblock of `fs_type` starting at `fs_start`.
     fn add_disk(&mut self, dev: usize, disk: &crate::block::DeviceModel, fs_type: crate::fs::FsType, fs_start: u64) {
         self.bdevs.push(crate::block::BlockDevice::new(&disk_name(dev), disk.clone()));
-        self.bdi_stat.push(Default::default());
+        self.bdi_stat.push(crate::fs::fs_writeback::BdiStat::new());
         self.bdi_work.push(Default::default());
         self.flusher_busy.push(false);
         // mke2fs puts the journal at the start of the middle block group.
@@ -276,6 +277,7 @@ impl Mm {
             reclaimed_slab: 0,
             dirty_props: Default::default(),
             bdp_ratelimits: Vec::new(),
+            wb_domain: Default::default(),
         };
         mm.bdp_ratelimits = vec![0; mm.cpu_to_node.len()];
         let nr_lruvecs = match mm.policy.lru_owner {

@@ -145,6 +145,8 @@ pub struct Mm {
     /// Pages dirtied per CPU since its last balance_dirty_pages call (bdp_ratelimits, used by
     /// the `per-cpu` DirtyRatelimit policy).
     pub bdp_ratelimits: Vec<u64>,
+    /// The global writeback domain of the `io-less` balance_dirty_pages (global_wb_domain).
+    pub wb_domain: super::page_writeback::WbDomain,
     /// The swap area (swapon), if the machine has one.
     pub swap: Option<super::swapfile::SwapInfo>,
     /// Anonymous regions by id.

@@ -6,16 +6,23 @@
 //!   reclaim marked PG_reclaim is rotated to the inactive tail when its write completes.
 //! * global_dirty_limits: dirty_ratio and dirty_background_ratio (or the _bytes forms) of the
 //!   dirtyable memory (free + file LRU, + anon LRU with swap; 6.x also minus totalreserve).
-//! * balance_dirty_pages (3.1, before the IO-less rework of 3.2): the task that brings its
-//!   CPU's count of dirtied pages (its own count from 3.2) to the ratelimit checks the limits;
-//!   over them, it writes back a chunk of the device's dirty pages itself and pauses (1 jiffy
-//!   doubling to HZ/10), until the dirty + writeback count falls back or 200 ms have passed
-//!   with the excess halved.
+//! * balance_dirty_pages, by the `balance_dirty_pages` policy:
+//!   - `io-full` (2.6.x–3.1): the task that brings its CPU's count of dirtied pages (its own
+//!     count from 3.2) to the ratelimit checks the limits; over them, it writes back a chunk of
+//!     the device's dirty pages itself and pauses (1 jiffy doubling to HZ/10), until the dirty
+//!     + writeback count falls back or 200 ms have passed with the excess halved.
+//!   - `io-less` (3.2+, read from 6.1): the task sleeps in proportion to the pages it dirtied,
+//!     at a rate fed back from the device's estimated write bandwidth (see
+//!     `balance_dirty_pages_ioless`); it never writes. Not modelled: strictlimit devices,
+//!     memory cgroup domains, the RT tasks' boosted limits, the pages of exited tasks
+//!     (dirty_throttle_leaks) and the bandwidth update queued at the end of writeback
+//!     (wb_update_bandwidth from bw_dwork); the estimates are updated by throttled tasks and
+//!     at the end of each inode's writepages.
 
 use crate::block::PlugSite;
 use super::gfp::{AllocFlags, Gfp, ALLOC_WMARK_LOW, ALLOC_WMARK_MASK};
 use super::mm_types::*;
-use super::policy::{DirtyPlacement, DirtyRatelimit};
+use super::policy::{BalanceDirtyPages, DirtyPlacement, DirtyRatelimit};
 use super::mmzone::{LruList, ZoneStat};
 use super::page_alloc::Mm;
 use super::radix_tree::{PAGECACHE_TAG_DIRTY, PAGECACHE_TAG_WRITEBACK};
@@ -29,13 +36,46 @@ use crate::fs::{Ino, I_DIRTY_PAGES, I_SYNC};
 pub const JIFFY_NS: u64 = 4_000_000;
 /// balance_dirty_pages gives up waiting after this long once the excess is halved (MAX_PAUSE).
 pub const MAX_PAUSE_NS: u64 = 200_000_000;
+/// INIT_BW: the write bandwidth and dirty rate limit a device starts with, 100 MB/s in pages.
+pub const INIT_BW: u64 = 100 << (20 - 12);
+/// RATELIMIT_CALC_SHIFT: pos_ratio is a fixed-point fraction of 1 << 10.
+pub const RATELIMIT_CALC_SHIFT: u32 = 10;
+/// DIRTY_POLL_THRESH: 128 KB in pages, the pages a task dirties between checks at least.
+pub const DIRTY_POLL_THRESH: u64 = 32;
+
+/// The global writeback domain of the IO-less throttle (struct wb_domain): the hard dirty
+/// limit, which follows the threshold down slowly, and ratelimit_pages (writeback_set_ratelimit
+/// at boot).
+#[derive(Clone, Debug, Default)]
+pub struct WbDomain {
+    pub dirty_limit: u64,
+    pub dirty_limit_tstamp: u64,
+    pub ratelimit_pages: u64,
+}
+
+/// ilog2 of a positive number.
+fn ilog2(x: u64) -> u64 {
+    u64::from(63 - x.max(1).leading_zeros())
+}
+
+/// pos_ratio_polynom: the global control line of the IO-less throttle, in 1/1024ths:
+/// 1 + ((setpoint − dirty) / (limit − setpoint))³, within [0, 2]. 1 at the setpoint, 2 at or
+/// below the freerun ceiling, 0 at the limit.
+pub fn pos_ratio_polynom(setpoint: u64, dirty: u64, limit: u64) -> u64 {
+    let x = ((setpoint as i64 - dirty as i64) << RATELIMIT_CALC_SHIFT) / ((limit as i64 - setpoint as i64) | 1);
+    let mut r = x;
+    r = r * x >> RATELIMIT_CALC_SHIFT;
+    r = r * x >> RATELIMIT_CALC_SHIFT;
+    r += 1 << RATELIMIT_CALC_SHIFT;
+    r.clamp(0, 2 << RATELIMIT_CALC_SHIFT) as u64
+}
 
 /// A task's dirty-throttling state (the fields of task_struct and the per-cpu ratelimit that
 /// balance_dirty_pages uses), owned by the workload task.
 #[derive(Clone, Debug, Default)]
 pub struct DirtyThrottle {
     /// Pages dirtied since the last balance_dirty_pages call (current->nr_dirtied; the
-    /// `per-task` DirtyRatelimit policy).
+    /// `per-task` DirtyRatelimit policy and the `io-less` throttle).
     pub ratelimit: u64,
     /// Inside balance_dirty_pages: when the loop was entered.
     pub throttled_since: Option<u64>,
@@ -49,6 +89,17 @@ pub struct DirtyThrottle {
     pub period: u64,
     /// The task's id for messages; not used by the model.
     pub tid: usize,
+    /// `io-less`: pages the task may dirty before its next check (current->nr_dirtied_pause;
+    /// None until the first check: the 32 a new task starts with).
+    pub nr_dirtied_pause: Option<u64>,
+    /// `io-less`: when the task's last pause ended, in jiffies (current->dirty_paused_when; 0:
+    /// never paused).
+    pub dirty_paused_when: u64,
+    /// `io-less`: inside balance_dirty_pages, the pages the call was made for, and what the
+    /// loop does when the pause it sleeps ends: go round again (`None`), or end (whether the
+    /// device was over its limit, and the dirty pages and background threshold it saw).
+    pub pages_dirtied: u64,
+    pub ends_after_pause: Option<(bool, u64, u64)>,
 }
 
 /// Machine-wide dirtying proportions (vm_dirties prop_descriptor): periods of `dirty_thresh`
@@ -82,6 +133,7 @@ impl Mm {
         let ino = self.mapping(self.pages[pfn as usize].mapping).host as Ino;
         if let Some(dev) = self.page_bdev(pfn) {
             self.bdi_stat[dev].reclaimable += 1;
+            self.bdi_stat[dev].dirtied += 1;
         }
         self.__mark_inode_dirty(ino);
         true
@@ -376,6 +428,10 @@ impl Mm {
     /// (`balance_dirty_pages_resume`).
     pub fn balance_dirty_pages_ratelimited(&mut self, t: &mut DirtyThrottle, dev: usize, newly_dirtied: bool, cpu: usize) {
         debug_assert!(t.throttled_since.is_none(), "a page dirtied inside the throttling loop");
+        if self.policy.balance_dirty_pages == BalanceDirtyPages::IoLess {
+            self.balance_dirty_pages_ratelimited_ioless(t, dev, newly_dirtied, cpu);
+            return;
+        }
         if newly_dirtied {
             self.task_dirty_inc(t);
         }
@@ -422,6 +478,10 @@ impl Mm {
     /// task's next write or write fault continues the loop before it dirties anything
     /// (`balance_dirty_pages_resume`).
     pub fn balance_dirty_pages(&mut self, t: &mut DirtyThrottle, dev: usize, cpu: usize) {
+        if self.policy.balance_dirty_pages == BalanceDirtyPages::IoLess {
+            self.balance_dirty_pages_ioless(t, dev);
+            return;
+        }
         let now = self.now_ns;
         let (bg, dirty) = self.global_dirty_limits();
         let nr_reclaimable = self.global_page_state(ZoneStat::NrFileDirty);
@@ -464,6 +524,380 @@ impl Mm {
         t.pages_written = 0;
         if !self.writeback_in_progress(dev) && nr_reclaimable > bg {
             self.bdi_start_background_writeback(dev);
+        }
+    }
+}
+
+// ----------------------------------------------------------------------------------------------
+// The IO-less throttle (3.2+, read from 6.1).
+
+impl Mm {
+    /// CONFIG_HZ of the running kernel.
+    fn hz(&self) -> u64 {
+        1_000_000_000 / self.sched.jiffy_ns
+    }
+
+    /// jiffies now (at this task's point in its step).
+    fn jiffies(&self) -> u64 {
+        self.sched.jiffies_at(self.now_ns + self.cost_ns)
+    }
+
+    /// BANDWIDTH_INTERVAL: the estimates are updated at most every 200 ms.
+    fn bandwidth_interval(&self) -> u64 {
+        (self.hz() / 5).max(1)
+    }
+
+    /// wb_stat_error: how far the per-CPU batched device counters may be off
+    /// (nr_cpu_ids × WB_STAT_BATCH, WB_STAT_BATCH = 8 × (1 + ilog2(nr_cpu_ids))).
+    fn wb_stat_error(&self) -> u64 {
+        let n = self.cpu_to_node.len() as u64;
+        n * 8 * (1 + ilog2(n))
+    }
+
+    /// writeback_set_ratelimit (boot): the hard dirty limit starts at the dirty threshold, and
+    /// ratelimit_pages = dirty threshold / (CPUs × 32), at least 16.
+    pub fn writeback_set_ratelimit(&mut self) {
+        let (_, dirty) = self.global_dirty_limits();
+        self.wb_domain.dirty_limit = dirty;
+        self.wb_domain.ratelimit_pages = (dirty / (self.cpu_to_node.len() as u64 * 32)).max(16);
+    }
+
+    /// hard_dirty_limit: the domain's slowly-following limit, never below the threshold.
+    fn hard_dirty_limit(&self, thresh: u64) -> u64 {
+        self.wb_domain.dirty_limit.max(thresh)
+    }
+
+    /// 3.2+ balance_dirty_pages_ratelimited: a newly dirtied page counts for the task
+    /// (current->nr_dirtied) and for its CPU (bdp_ratelimits). The task is checked once its
+    /// count reaches its nr_dirtied_pause (at most 8 while the device is over its limit), or
+    /// when its CPU's count reaches ratelimit_pages (which protects against many tasks each
+    /// allowed a large first batch).
+    fn balance_dirty_pages_ratelimited_ioless(&mut self, t: &mut DirtyThrottle, dev: usize, newly_dirtied: bool, cpu: usize) {
+        if newly_dirtied {
+            t.ratelimit += 1;
+            self.bdp_ratelimits[cpu] += 1;
+        }
+        let mut ratelimit = t.nr_dirtied_pause.unwrap_or(DIRTY_POLL_THRESH);
+        if self.bdi_stat[dev].dirty_exceeded {
+            ratelimit = ratelimit.min(DIRTY_POLL_THRESH / 4);
+        }
+        let p = &mut self.bdp_ratelimits[cpu];
+        if t.ratelimit >= ratelimit {
+            *p = 0;
+        } else if *p >= self.wb_domain.ratelimit_pages {
+            *p = 0;
+            ratelimit = 0;
+        }
+        if t.ratelimit >= ratelimit {
+            t.pages_dirtied = t.ratelimit;
+            self.balance_dirty_pages_ioless(t, dev);
+        }
+    }
+
+    /// One pass of 3.2+ balance_dirty_pages' loop for task `t`, which dirtied
+    /// `t.pages_dirtied` pages, on device `dev`. Decides:
+    /// * dirty + writeback pages at or below the freerun ceiling ((background + dirty
+    ///   threshold) / 2): no sleep; the task may dirty 2^(ilog2(threshold − dirty) / 2) pages
+    ///   before the next check (dirty_poll_interval).
+    /// * above it: background writeback is started if idle, the bandwidth estimates are
+    ///   updated if 200 ms have passed, and the task sleeps for its period, pages_dirtied ×
+    ///   HZ / task_ratelimit (task_ratelimit = dirty_ratelimit × pos_ratio), less the time since
+    ///   its last pause ended, within [min_pause, max_pause]; a pause shorter than min_pause is
+    ///   carried over to the next check instead. At the hard limit (pos_ratio 0) it sleeps
+    ///   max_pause and goes round again.
+    /// The sleep comes after the current step; the task's next write goes on with the loop
+    /// first (`balance_dirty_pages_resume`).
+    fn balance_dirty_pages_ioless(&mut self, t: &mut DirtyThrottle, dev: usize) {
+        // The pause slept: the loop ends (or goes round again).
+        if let Some((exceeded, nr_reclaimable, bg_thresh)) = t.ends_after_pause.take() {
+            self.balance_dirty_pages_ioless_done(t, dev, exceeded, nr_reclaimable, bg_thresh);
+            return;
+        }
+        t.throttled_since.get_or_insert(self.now_ns);
+        let hz = self.hz();
+        let mut now = self.jiffies();
+        let (bg_thresh, thresh) = self.global_dirty_limits();
+        let nr_reclaimable = self.global_page_state(ZoneStat::NrFileDirty);
+        let dirty = nr_reclaimable + self.global_page_state(ZoneStat::NrWriteback);
+        if dirty <= (thresh + bg_thresh) / 2 {
+            // free_running
+            let intv = if thresh > dirty { 1 << (ilog2(thresh - dirty) >> 1) } else { 1 };
+            t.dirty_paused_when = now;
+            t.ratelimit = 0;
+            t.nr_dirtied_pause = Some(intv);
+            self.balance_dirty_pages_ioless_done(t, dev, false, nr_reclaimable, bg_thresh);
+            return;
+        }
+        if !self.writeback_in_progress(dev) {
+            self.bdi_start_background_writeback(dev);
+        }
+        // wb_dirty_limits: the device's share of the threshold and its dirty pages.
+        let wb_thresh = self.bdi_dirty_limit(dev, thresh);
+        let b = &self.bdi_stat[dev];
+        let wb_dirty = (b.reclaimable + b.writeback).max(0) as u64;
+        let exceeded = wb_dirty > wb_thresh && dirty > thresh;
+        let pos_ratio = self.wb_position_ratio(dev, dirty, thresh, bg_thresh, wb_thresh, wb_dirty);
+        if exceeded {
+            self.bdi_stat[dev].dirty_exceeded = true;
+        }
+        if now >= self.bdi_stat[dev].bw_time_stamp + self.bandwidth_interval() {
+            self.__wb_update_bandwidth(dev, Some((dirty, thresh, bg_thresh, pos_ratio)));
+        }
+        let dirty_ratelimit = self.bdi_stat[dev].dirty_ratelimit;
+        let task_ratelimit = dirty_ratelimit * pos_ratio >> RATELIMIT_CALC_SHIFT;
+        let max_pause = self.wb_max_pause(dev, wb_dirty);
+        let (min_pause, nr_dirtied_pause) = self.wb_min_pause(dev, max_pause, task_ratelimit, dirty_ratelimit);
+        let pause = if task_ratelimit == 0 {
+            max_pause
+        } else {
+            let period = hz * t.pages_dirtied / task_ratelimit;
+            let mut pause = period as i64;
+            if t.dirty_paused_when != 0 {
+                pause -= now as i64 - t.dirty_paused_when as i64;
+            }
+            if pause < min_pause as i64 {
+                // Too short to sleep: carried over (think time under a second is made up in
+                // later periods; more is forgotten, a light dirtier).
+                if pause < -(hz as i64) {
+                    t.dirty_paused_when = now;
+                    t.ratelimit = 0;
+                } else if period > 0 {
+                    t.dirty_paused_when += period;
+                    t.ratelimit = 0;
+                } else if t.nr_dirtied_pause.unwrap_or(DIRTY_POLL_THRESH) <= t.pages_dirtied {
+                    t.nr_dirtied_pause = Some(t.nr_dirtied_pause.unwrap_or(DIRTY_POLL_THRESH) + t.pages_dirtied);
+                }
+                self.balance_dirty_pages_ioless_done(t, dev, exceeded, nr_reclaimable, bg_thresh);
+                return;
+            }
+            if pause > max_pause as i64 {
+                now += (pause as u64 - max_pause).min(max_pause);
+                pause = max_pause as i64;
+            }
+            pause as u64
+        };
+        // io_schedule_timeout(pause), after this step.
+        self.sleep_ns += self.schedule_timeout_ns(pause * self.sched.jiffy_ns);
+        t.dirty_paused_when = now + pause;
+        t.ratelimit = 0;
+        t.nr_dirtied_pause = Some(nr_dirtied_pause);
+        // The loop ends after this pause unless the limit itself was reached (and the device
+        // still has more than its counters' error in dirty pages).
+        if task_ratelimit > 0 || wb_dirty <= self.wb_stat_error() {
+            t.ends_after_pause = Some((exceeded, nr_reclaimable, bg_thresh));
+        }
+    }
+
+    /// The end of 3.2+ balance_dirty_pages: the device's dirty_exceeded is cleared if the last
+    /// pass found it within its limit, and background writeback starts if it is not running
+    /// and dirty pages exceed the background threshold.
+    fn balance_dirty_pages_ioless_done(&mut self, t: &mut DirtyThrottle, dev: usize, exceeded: bool, nr_reclaimable: u64, bg_thresh: u64) {
+        t.throttled_since = None;
+        if !exceeded {
+            self.bdi_stat[dev].dirty_exceeded = false;
+        }
+        if !self.writeback_in_progress(dev) && nr_reclaimable > bg_thresh {
+            self.bdi_start_background_writeback(dev);
+        }
+    }
+
+    /// wb_position_ratio (single device, no strictlimit): pos_ratio_polynom around the global
+    /// setpoint, then the device's control line (pos_ratio falls linearly to 0 at wb_setpoint
+    /// + span, span = 8 × write bandwidth with one device, and is quartered beyond 3/4 of it),
+    /// then its reserve area (raised up to 8× while the device has under half its threshold
+    /// dirty, so the disk does not run dry). 0 at or over the hard limit.
+    pub fn wb_position_ratio(&self, dev: usize, dirty: u64, thresh: u64, bg_thresh: u64, wb_thresh: u64, wb_dirty: u64) -> u64 {
+        let write_bw = self.bdi_stat[dev].avg_write_bandwidth;
+        let freerun = (thresh + bg_thresh) / 2;
+        let limit = self.hard_dirty_limit(thresh);
+        if dirty >= limit {
+            return 0;
+        }
+        let setpoint = (freerun + limit) / 2;
+        let mut pos_ratio = pos_ratio_polynom(setpoint, dirty, limit);
+        let wb_thresh = wb_thresh.min(thresh).max((limit - dirty) / 8);
+        let x = (wb_thresh << 16) / (thresh | 1);
+        let wb_setpoint = setpoint * x >> 16;
+        let span = (thresh.saturating_sub(wb_thresh) + 8 * write_bw) * x >> 16;
+        let x_intercept = wb_setpoint + span;
+        if wb_dirty < x_intercept - span / 4 {
+            pos_ratio = pos_ratio * (x_intercept - wb_dirty) / ((x_intercept - wb_setpoint) | 1);
+        } else {
+            pos_ratio /= 4;
+        }
+        let x_intercept = wb_thresh / 2;
+        if wb_dirty < x_intercept {
+            if wb_dirty > x_intercept / 8 {
+                pos_ratio = pos_ratio * x_intercept / wb_dirty;
+            } else {
+                pos_ratio *= 8;
+            }
+        }
+        pos_ratio
+    }
+
+    /// wb_max_pause: the longest sleep, short enough that the device's dirty pages would not run
+    /// out at its write bandwidth (with a safety factor of 8), at most MAX_PAUSE (HZ/5).
+    fn wb_max_pause(&self, dev: usize, wb_dirty: u64) -> u64 {
+        let bw = self.bdi_stat[dev].avg_write_bandwidth;
+        let t = wb_dirty / (1 + bw / (1 + self.hz() / 8).next_power_of_two()) + 1;
+        t.min((self.hz() / 5).max(1))
+    }
+
+    /// wb_min_pause: the pause to aim at (10 ms, plus 10 ms per doubling of the dirtier count
+    /// that write bandwidth / dirty_ratelimit suggests, at most max_pause / 2) and the pages
+    /// the task may dirty before its next check (nr_dirtied_pause), at least
+    /// DIRTY_POLL_THRESH where the rate allows. Returns (min_pause, nr_dirtied_pause).
+    fn wb_min_pause(&self, dev: usize, max_pause: u64, task_ratelimit: u64, dirty_ratelimit: u64) -> (u64, u64) {
+        let hz = self.hz();
+        let hi = ilog2(self.bdi_stat[dev].avg_write_bandwidth);
+        let lo = ilog2(self.bdi_stat[dev].dirty_ratelimit);
+        let mut t = (hz / 100).max(1);
+        if hi > lo {
+            t += (hi - lo) * (10 * hz) / 1024;
+        }
+        t = t.min(1 + max_pause / 2);
+        let hz_pow2 = hz.next_power_of_two();
+        let mut pages = dirty_ratelimit * t / hz_pow2;
+        if pages < DIRTY_POLL_THRESH {
+            t = max_pause;
+            pages = dirty_ratelimit * t / hz_pow2;
+            if pages > DIRTY_POLL_THRESH {
+                pages = DIRTY_POLL_THRESH;
+                t = hz * DIRTY_POLL_THRESH / dirty_ratelimit;
+            }
+        }
+        let pause = hz * pages / (task_ratelimit + 1);
+        if pause > max_pause {
+            t = max_pause;
+            pages = task_ratelimit * t / hz_pow2;
+        }
+        (if pages >= DIRTY_POLL_THRESH { 1 + t / 2 } else { t }, pages)
+    }
+
+    /// __wb_update_bandwidth: the write bandwidth from the pages written since the last update,
+    /// and, called from balance_dirty_pages with what it saw (`Some((dirty, threshold,
+    /// background threshold, pos_ratio))`), the domain's hard limit and the device's
+    /// dirty_ratelimit.
+    fn __wb_update_bandwidth(&mut self, dev: usize, throttle: Option<(u64, u64, u64, u64)>) {
+        let now = self.jiffies();
+        let b = &self.bdi_stat[dev];
+        let elapsed = now.saturating_sub(b.bw_time_stamp).max(1);
+        let (dirtied, written) = (b.dirtied, b.completions);
+        if let Some((dirty, thresh, bg_thresh, pos_ratio)) = throttle {
+            self.domain_update_dirty_limit(dirty, thresh, now);
+            self.wb_update_dirty_ratelimit(dev, dirty, thresh, bg_thresh, pos_ratio, dirtied, elapsed);
+        }
+        self.wb_update_write_bandwidth(dev, elapsed, written);
+        let b = &mut self.bdi_stat[dev];
+        b.dirtied_stamp = dirtied;
+        b.written_stamp = written;
+        b.bw_time_stamp = now;
+    }
+
+    /// domain_update_dirty_limit / update_dirty_limit: every 200 ms the hard limit jumps up to
+    /// the threshold, or falls 1/32 of the way to max(threshold, dirty pages).
+    fn domain_update_dirty_limit(&mut self, dirty: u64, thresh: u64, now: u64) {
+        if now < self.wb_domain.dirty_limit_tstamp + self.bandwidth_interval() {
+            return;
+        }
+        let limit = self.wb_domain.dirty_limit;
+        if limit < thresh {
+            self.wb_domain.dirty_limit = thresh;
+        } else {
+            let target = thresh.max(dirty);
+            if limit > target {
+                self.wb_domain.dirty_limit = limit - ((limit - target) >> 5);
+            }
+        }
+        self.wb_domain.dirty_limit_tstamp = now;
+    }
+
+    /// wb_update_dirty_ratelimit: the rate that would balance dirtying with writeback,
+    /// task_ratelimit × write bandwidth / dirty rate (at most the write bandwidth), and a step
+    /// of dirty_ratelimit towards it — only when the dirty pages' side of the setpoint and the
+    /// last and current balanced rates and task_ratelimit all agree on the direction, by an
+    /// eighth of the gap, smaller the closer it gets.
+    #[allow(clippy::too_many_arguments)]
+    fn wb_update_dirty_ratelimit(&mut self, dev: usize, dirty: u64, thresh: u64, bg_thresh: u64, pos_ratio: u64, dirtied: u64, elapsed: u64) {
+        let freerun = (thresh + bg_thresh) / 2;
+        let limit = self.hard_dirty_limit(thresh);
+        let setpoint = (freerun + limit) / 2;
+        let hz = self.hz();
+        let b = &mut self.bdi_stat[dev];
+        let write_bw = b.avg_write_bandwidth;
+        let mut dirty_ratelimit = b.dirty_ratelimit;
+        let dirty_rate = (dirtied - b.dirtied_stamp) * hz / elapsed;
+        let task_ratelimit = (dirty_ratelimit * pos_ratio >> RATELIMIT_CALC_SHIFT) + 1;
+        let balanced = (task_ratelimit * write_bw / (dirty_rate | 1)).min(write_bw);
+        let mut step = 0;
+        if dirty < setpoint {
+            let x = b.balanced_dirty_ratelimit.min(balanced).min(task_ratelimit);
+            if dirty_ratelimit < x {
+                step = x - dirty_ratelimit;
+            }
+        } else {
+            let x = b.balanced_dirty_ratelimit.max(balanced).max(task_ratelimit);
+            if dirty_ratelimit > x {
+                step = dirty_ratelimit - x;
+            }
+        }
+        let shift = dirty_ratelimit / (2 * step + 1);
+        step = if shift < 64 { (step >> shift).div_ceil(8) } else { 0 };
+        if dirty_ratelimit < balanced {
+            dirty_ratelimit += step;
+        } else {
+            dirty_ratelimit -= step;
+        }
+        b.dirty_ratelimit = dirty_ratelimit.max(1);
+        b.balanced_dirty_ratelimit = balanced;
+    }
+
+    /// wb_update_write_bandwidth: pages written per second since the last update, averaged
+    /// into write_bandwidth over a period of roundup_pow_of_two(3 s), and avg_write_bandwidth
+    /// following it by an eighth of the gap when both move the same way.
+    fn wb_update_write_bandwidth(&mut self, dev: usize, elapsed: u64, written: u64) {
+        let hz = self.hz();
+        let period = (3 * hz).next_power_of_two();
+        let b = &mut self.bdi_stat[dev];
+        let mut avg = b.avg_write_bandwidth;
+        let old = b.write_bandwidth;
+        let mut bw = (written - written.min(b.written_stamp)) * hz;
+        if elapsed > period {
+            bw /= elapsed;
+            avg = bw;
+        } else {
+            bw += old * (period - elapsed);
+            bw >>= ilog2(period);
+            if avg > old && old >= bw {
+                avg -= (avg - old) >> 3;
+            }
+            if avg < old && old <= bw {
+                avg += (old - avg) >> 3;
+            }
+        }
+        b.write_bandwidth = bw;
+        b.avg_write_bandwidth = avg.max(1);
+    }
+
+    /// The writeback side of the bandwidth estimate (do_writepages, 5.15+), `io-less` only:
+    /// before an inode's writepages, stamps that have aged over a second with nothing under
+    /// writeback are reset (wb_bandwidth_estimate_start), so idle time does not count as slow
+    /// writing; after it, the write bandwidth is updated if 200 ms have passed.
+    pub fn wb_bandwidth_estimate(&mut self, dev: usize, start: bool) {
+        if self.policy.balance_dirty_pages != BalanceDirtyPages::IoLess {
+            return;
+        }
+        let (now, hz) = (self.jiffies(), self.hz());
+        let b = &mut self.bdi_stat[dev];
+        if start {
+            if now.saturating_sub(b.bw_time_stamp) > hz && b.writeback <= 0 {
+                b.dirtied_stamp = b.dirtied;
+                b.written_stamp = b.completions;
+                b.bw_time_stamp = now;
+            }
+        } else if now >= b.bw_time_stamp + self.bandwidth_interval() {
+            self.__wb_update_bandwidth(dev, None);
         }
     }
 }

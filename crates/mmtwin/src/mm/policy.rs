@@ -324,9 +324,29 @@ pub enum DirtyRatelimit {
     /// that brings it to ratelimit_pages (8 while the device is over its limit) zeroes it and
     /// enters balance_dirty_pages, so tasks sharing a CPU take turns being checked.
     PerCpu,
-    /// 3.2+ (current->nr_dirtied): each task counts its own dirtied pages. The model's 6.x keeps
-    /// 3.1's balance_dirty_pages with this count (the IO-less throttle is not modelled).
+    /// 3.2+ (current->nr_dirtied): each task counts its own dirtied pages (with 3.1's
+    /// balance_dirty_pages; the `io-less` throttle always counts this way).
     PerTask,
+}
+
+/// How balance_dirty_pages throttles a dirtier over the limits (mm/page-writeback.c).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BalanceDirtyPages {
+    /// 2.6.x–3.1: the dirtier writes back a chunk of the device's dirty pages itself and
+    /// sleeps 1 jiffy doubling to HZ/10 until dirty + writeback pages fall back under its
+    /// limits.
+    IoFull,
+    /// 3.2+ (143dfe8611a6, "writeback: IO-less balance_dirty_pages()"; read from 6.1): the
+    /// dirtier never writes; it sleeps pages_dirtied / task_ratelimit, where task_ratelimit is
+    /// the device's dirty_ratelimit (fed back every 200 ms from its estimated write bandwidth
+    /// and dirtying rate) scaled by pos_ratio, a cubic of the dirty pages' distance from the
+    /// setpoint halfway between the freerun ceiling and the limit. Below the freerun ceiling
+    /// ((background + dirty threshold) / 2) nothing sleeps. Dirtied pages are counted per task
+    /// (current->nr_dirtied against nr_dirtied_pause) with a per-CPU safety net
+    /// (bdp_ratelimits against ratelimit_pages = dirty threshold at boot / (CPUs × 32)),
+    /// whatever `dirty_ratelimit` says.
+    IoLess,
 }
 
 /// The memory manager's era policies, resolved (every field set).
@@ -354,6 +374,7 @@ pub struct MmPolicy {
     pub shrinker: ShrinkerPolicy,
     pub slab_high_order: SlabHighOrder,
     pub dirty_ratelimit: DirtyRatelimit,
+    pub balance_dirty_pages: BalanceDirtyPages,
     /// buddy_merge_likely (both eras): free a block to the list tail when its parent's buddy is
     /// free, so it stays free long enough to merge.
     pub merge_tail_heuristic: bool,
@@ -383,6 +404,7 @@ impl MmPolicy {
         shrinker: ShrinkerPolicy::GlobalCaches,
         slab_high_order: SlabHighOrder::MayReclaim,
         dirty_ratelimit: DirtyRatelimit::PerCpu,
+        balance_dirty_pages: BalanceDirtyPages::IoFull,
         merge_tail_heuristic: true,
     };
 
@@ -426,6 +448,7 @@ impl MmPolicy {
         shrinker: ShrinkerPolicy::PerSuperblock,
         slab_high_order: SlabHighOrder::NoReclaim,
         dirty_ratelimit: DirtyRatelimit::PerTask,
+        balance_dirty_pages: BalanceDirtyPages::IoLess,
         merge_tail_heuristic: true,
     };
 
