@@ -606,7 +606,9 @@ impl Mm {
     ///   carried over to the next check instead. At the hard limit (pos_ratio 0) it sleeps
     ///   max_pause and goes round again.
     /// The sleep comes after the current step; the task's next write goes on with the loop
-    /// first (`balance_dirty_pages_resume`).
+    /// first (`balance_dirty_pages_resume`). Read from 6.1 and checked against 6.12, which
+    /// starts background writeback at the top of each pass rather than after the loop and
+    /// leaves dirty_exceeded alone on a free-running check; the model keeps 6.1's order.
     fn balance_dirty_pages_ioless(&mut self, t: &mut DirtyThrottle, dev: usize) {
         // The pause slept: the loop ends (or goes round again).
         if let Some((exceeded, nr_reclaimable, bg_thresh)) = t.ends_after_pause.take() {
