@@ -62,7 +62,9 @@ fn ilog2(x: u64) -> u64 {
 /// 1 + ((setpoint − dirty) / (limit − setpoint))³, within [0, 2]. 1 at the setpoint, 2 at or
 /// below the freerun ceiling, 0 at the limit.
 pub fn pos_ratio_polynom(setpoint: u64, dirty: u64, limit: u64) -> u64 {
-    let x = ((setpoint as i64 - dirty as i64) << RATELIMIT_CALC_SHIFT) / ((limit as i64 - setpoint as i64) | 1);
+    // 128 bits: the kernel's 64 cannot overflow where it is called (dirty above the freerun
+    // ceiling keeps |x| within 1 << 10), but this function takes any values.
+    let x = ((i128::from(setpoint) - i128::from(dirty)) << RATELIMIT_CALC_SHIFT) / ((i128::from(limit) - i128::from(setpoint)) | 1);
     let mut r = x;
     r = r * x >> RATELIMIT_CALC_SHIFT;
     r = r * x >> RATELIMIT_CALC_SHIFT;
