@@ -395,3 +395,29 @@ fn io_less_pos_ratio_is_one_at_the_setpoint_two_at_the_freerun_ceiling_and_zero_
     // A cubic: a quarter of the way past the setpoint, 1 − 1/64.
     assert_eq!(pos_ratio_polynom(2000, 2250, 3000), 1024 - 16);
 }
+
+#[test]
+fn io_less_pages_dirtied_by_an_exited_task_are_charged_to_the_next_dirtier_on_its_cpu() {
+    use mmtwin::mm::page_writeback::DirtyThrottle;
+    // Pages `t` writes to a new file until it is first checked (its nr_dirtied_pause set).
+    let until_checked = |mm: &mut Mm, t: &mut DirtyThrottle, max: u32| -> u32 {
+        let ino = mm.create_file(0, 0).unwrap();
+        for i in 0..max {
+            mm.file_write_page(ino, i, 4096, 0, t);
+            if t.nr_dirtied_pause.is_some() {
+                return i + 1;
+            }
+        }
+        max
+    };
+    let mut mm = boot_profile("linux-6.x");
+    // A dirties 20 pages, fewer than the 32 before a new task's first check, and exits.
+    let mut a = DirtyThrottle::default();
+    assert_eq!(until_checked(&mut mm, &mut a, 20), 20);
+    mm.dirty_throttle_exit(&a, 0);
+    assert_eq!(mm.dirty_throttle_leaks, vec![20]);
+    // B, next on the CPU, takes them over and is checked after 12 of its own.
+    let mut b = DirtyThrottle::default();
+    assert_eq!(until_checked(&mut mm, &mut b, 64), 12);
+    assert_eq!(mm.dirty_throttle_leaks, vec![0]);
+}

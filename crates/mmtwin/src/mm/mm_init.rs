@@ -277,9 +277,11 @@ impl Mm {
             reclaimed_slab: 0,
             dirty_props: Default::default(),
             bdp_ratelimits: Vec::new(),
+            dirty_throttle_leaks: Vec::new(),
             wb_domain: Default::default(),
         };
         mm.bdp_ratelimits = vec![0; mm.cpu_to_node.len()];
+        mm.dirty_throttle_leaks = vec![0; mm.cpu_to_node.len()];
         let nr_lruvecs = match mm.policy.lru_owner {
             LruOwner::PerZone => mm.zones.len(),
             LruOwner::PerNode => mm.nodes.len(),

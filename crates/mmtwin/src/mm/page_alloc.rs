@@ -145,6 +145,9 @@ pub struct Mm {
     /// Pages dirtied per CPU since its last balance_dirty_pages call (bdp_ratelimits, used by
     /// the `per-cpu` DirtyRatelimit policy).
     pub bdp_ratelimits: Vec<u64>,
+    /// Per CPU: pages dirtied by tasks that exited there before their next throttle check
+    /// (dirty_throttle_leaks, `io-less` only).
+    pub dirty_throttle_leaks: Vec<u64>,
     /// The global writeback domain of the `io-less` balance_dirty_pages (global_wb_domain).
     pub wb_domain: super::page_writeback::WbDomain,
     /// The swap area (swapon), if the machine has one.

@@ -14,10 +14,9 @@
 //!   - `io-less` (3.2+, read from 6.1): the task sleeps in proportion to the pages it dirtied,
 //!     at a rate fed back from the device's estimated write bandwidth (see
 //!     `balance_dirty_pages_ioless`); it never writes. Not modelled: strictlimit devices,
-//!     memory cgroup domains, the RT tasks' boosted limits, the pages of exited tasks
-//!     (dirty_throttle_leaks) and the bandwidth update queued at the end of writeback
-//!     (wb_update_bandwidth from bw_dwork); the estimates are updated by throttled tasks and
-//!     at the end of each inode's writepages.
+//!     memory cgroup domains, the RT tasks' boosted limits and the bandwidth update queued at
+//!     the end of writeback (wb_update_bandwidth from bw_dwork); the estimates are updated by
+//!     throttled tasks and at the end of each inode's writepages.
 
 use crate::block::PlugSite;
 use super::gfp::{AllocFlags, Gfp, ALLOC_WMARK_LOW, ALLOC_WMARK_MASK};
@@ -564,6 +563,16 @@ impl Mm {
         self.wb_domain.ratelimit_pages = (dirty / (self.cpu_to_node.len() as u64 * 32)).max(16);
     }
 
+    /// A task that may have dirtied pages exits on `cpu` (do_exit, 3.2+): the pages it dirtied
+    /// since its last check go to the CPU's dirty_throttle_leaks, for the next dirtier there to
+    /// be charged with, so that short-lived tasks do not escape the throttle (54848d73f9f2,
+    /// "writeback: charge leaked page dirties to active tasks"). `io-less` only.
+    pub fn dirty_throttle_exit(&mut self, t: &DirtyThrottle, cpu: usize) {
+        if self.policy.balance_dirty_pages == BalanceDirtyPages::IoLess {
+            self.dirty_throttle_leaks[cpu] += t.ratelimit;
+        }
+    }
+
     /// hard_dirty_limit: the domain's slowly-following limit, never below the threshold.
     fn hard_dirty_limit(&self, thresh: u64) -> u64 {
         self.wb_domain.dirty_limit.max(thresh)
@@ -573,7 +582,8 @@ impl Mm {
     /// (current->nr_dirtied) and for its CPU (bdp_ratelimits). The task is checked once its
     /// count reaches its nr_dirtied_pause (at most 8 while the device is over its limit), or
     /// when its CPU's count reaches ratelimit_pages (which protects against many tasks each
-    /// allowed a large first batch).
+    /// allowed a large first batch). Pages that tasks which exited on this CPU dirtied since
+    /// their last check (dirty_throttle_leaks) are charged to it first, up to its limit.
     fn balance_dirty_pages_ratelimited_ioless(&mut self, t: &mut DirtyThrottle, dev: usize, newly_dirtied: bool, cpu: usize) {
         if newly_dirtied {
             t.ratelimit += 1;
@@ -589,6 +599,13 @@ impl Mm {
         } else if *p >= self.wb_domain.ratelimit_pages {
             *p = 0;
             ratelimit = 0;
+        }
+        // Pages dirtied by tasks that exited on this CPU before they were checked.
+        let leaks = &mut self.dirty_throttle_leaks[cpu];
+        if *leaks > 0 && t.ratelimit < ratelimit {
+            let n = (*leaks).min(ratelimit - t.ratelimit);
+            *leaks -= n;
+            t.ratelimit += n;
         }
         if t.ratelimit >= ratelimit {
             t.pages_dirtied = t.ratelimit;

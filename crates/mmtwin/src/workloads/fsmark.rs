@@ -254,6 +254,7 @@ impl Task for FsmarkWorker {
                         drop(sh);
                         cx.wake_up(wq);
                     }
+                    cx.mm.dirty_throttle_exit(&self.throttle, cx.cpu);
                     return Step { user_ns: 0, system_ns: 0, after: After::Exit };
                 }
                 step_after(0, &stop)

@@ -192,6 +192,9 @@ impl Child {
         self.next = 0;
         self.start = 0;
         let after = if self.phase == self.phases.len() { After::Exit } else { After::Continue };
+        if matches!(after, After::Exit) {
+            cx.mm.dirty_throttle_exit(&self.throttle, cx.cpu);
+        }
         Step { user_ns: 0, system_ns: 0, after }
     }
 

@@ -217,6 +217,7 @@ impl Task for LargeddTask {
             Phase::Delete { n } => {
                 if n as usize >= self.files.len() {
                     self.end_phase("delete source", cx.now);
+                    cx.mm.dirty_throttle_exit(&self.throttle, cx.cpu);
                     return Step { user_ns: 0, system_ns: 0, after: After::Exit };
                 }
                 let ino = self.files[n as usize];

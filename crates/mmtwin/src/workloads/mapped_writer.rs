@@ -114,6 +114,7 @@ impl Task for Writer {
                         if last {
                             cx.wake_up(wq);
                         }
+                        cx.mm.dirty_throttle_exit(&self.throttle, cx.cpu);
                         return Step { user_ns: user, system_ns: 0, after: After::Exit };
                     }
                     self.phase = Phase::Remove { n: 0 };
@@ -126,6 +127,8 @@ impl Task for Writer {
                     return Step { user_ns: 0, system_ns: 0, after: After::Wait(sh.done_wq) };
                 }
                 if n >= sh.files.len() {
+                    drop(sh);
+                    cx.mm.dirty_throttle_exit(&self.throttle, cx.cpu);
                     return Step { user_ns: 0, system_ns: 0, after: After::Exit };
                 }
                 let ino = sh.files[n];

@@ -138,6 +138,8 @@ impl Task for Dd {
             if sh.running == 0 {
                 cx.wake_up(self.done_wq);
             }
+            drop(sh);
+            cx.mm.dirty_throttle_exit(&self.throttle, cx.cpu);
             return Step { user_ns: user, system_ns: 0, after: After::Exit };
         }
         step_after(user, &stop)
