@@ -421,3 +421,42 @@ fn io_less_pages_dirtied_by_an_exited_task_are_charged_to_the_next_dirtier_on_it
     assert_eq!(until_checked(&mut mm, &mut b, 64), 12);
     assert_eq!(mm.dirty_throttle_leaks, vec![0]);
 }
+
+#[test]
+fn io_less_a_bandwidth_update_is_queued_once_200ms_after_an_inodes_writeback_ends() {
+    use mmtwin::mm::page_writeback::{DirtyThrottle, INIT_BW};
+    let mut mm = boot_profile("linux-6.x");
+    let mut t = DirtyThrottle::default();
+    let files: Vec<_> = (0..2).map(|_| mm.create_file(0, 0).unwrap()).collect();
+    for &ino in &files {
+        for i in 0..64 {
+            mm.file_write_page(ino, i, 4096, 0, &mut t);
+        }
+    }
+    mm.now_ns = 2_000_000_000;
+    for &ino in &files {
+        mm.writeback_single_inode(ino, 1024, true);
+    }
+    run_io(&mut mm);
+    // Both inodes' writeback ended; one update is queued, 200 ms (50 jiffies) after the first.
+    assert_eq!(mm.bw_timers.len(), 1);
+    let (at, dev) = mm.bw_timers[0];
+    assert!(at >= mm.now_ns && at <= mm.now_ns + 200_000_000, "queued for {at}, I/O ended at {}", mm.now_ns);
+    assert!(mm.bdi_stat[dev].bw_dwork_queued);
+    mm.now_ns = at;
+    mm.wb_update_bandwidth_workfn(dev);
+    let b = &mm.bdi_stat[dev];
+    assert!(!b.bw_dwork_queued);
+    assert_eq!(b.written_stamp, 128, "the 128 pages written are taken into the estimate");
+    assert_ne!(b.write_bandwidth, INIT_BW);
+    // 3.0 has no bandwidth estimate.
+    let mut mm = boot_profile("linux-3.0");
+    let ino = mm.create_file(0, 0).unwrap();
+    let mut t = DirtyThrottle::default();
+    for i in 0..64 {
+        mm.file_write_page(ino, i, 4096, 0, &mut t);
+    }
+    mm.writeback_single_inode(ino, 1024, true);
+    run_io(&mut mm);
+    assert!(mm.bw_timers.is_empty());
+}

@@ -45,6 +45,8 @@ pub struct BdiStat {
     pub avg_write_bandwidth: u64,
     pub dirty_ratelimit: u64,
     pub balanced_dirty_ratelimit: u64,
+    /// A bandwidth update is queued (bw_dwork).
+    pub bw_dwork_queued: bool,
 }
 
 impl BdiStat {

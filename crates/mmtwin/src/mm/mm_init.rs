@@ -253,6 +253,7 @@ impl Mm {
             wakeups: Vec::new(),
             io_timers: Vec::new(),
             unplug_timers: Vec::new(),
+            bw_timers: Vec::new(),
             meta_read_waiters: Vec::new(),
             plug: None,
             bdevs: Vec::new(),

@@ -100,6 +100,8 @@ pub struct Mm {
     pub io_timers: Vec<(u64, usize)>,
     /// 2.6.32 queue unplug timers to schedule: (time, device).
     pub unplug_timers: Vec<(u64, usize)>,
+    /// Devices' queued bandwidth updates (bw_dwork, `io-less`): (when, device).
+    pub bw_timers: Vec<(u64, usize)>,
     /// Reads that stopped at a page whose indirect block is being read (the reader sleeps in
     /// sb_bread inside get_block), by the metadata page they wait for. Resumed when that read
     /// completes.

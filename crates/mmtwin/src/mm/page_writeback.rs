@@ -14,9 +14,9 @@
 //!   - `io-less` (3.2+, read from 6.1): the task sleeps in proportion to the pages it dirtied,
 //!     at a rate fed back from the device's estimated write bandwidth (see
 //!     `balance_dirty_pages_ioless`); it never writes. Not modelled: strictlimit devices,
-//!     memory cgroup domains, the RT tasks' boosted limits and the bandwidth update queued at
-//!     the end of writeback (wb_update_bandwidth from bw_dwork); the estimates are updated by
-//!     throttled tasks and at the end of each inode's writepages.
+//!     memory cgroup domains and the RT tasks' boosted limits. The estimates are updated by
+//!     throttled tasks, at the end of each inode's writepages, and 200 ms after an inode's
+//!     writeback ends.
 
 use crate::block::PlugSite;
 use super::gfp::{AllocFlags, Gfp, ALLOC_WMARK_LOW, ALLOC_WMARK_MASK};
@@ -211,6 +211,10 @@ impl Mm {
         self.mod_page_state(pfn, ZoneStat::NrWritten, 1);
         self.bdi_stat[dev].writeback -= 1;
         self.bdi_stat[dev].completions += 1;
+        let mapping = self.pages[pfn as usize].mapping;
+        if mapping != 0 && !self.mapping_tagged(mapping, PAGECACHE_TAG_WRITEBACK) {
+            self.wb_inode_writeback_end(dev);
+        }
         if f & PG_RECLAIM != 0 {
             self.pages[pfn as usize].flags &= !PG_RECLAIM;
             self.rotate_reclaimable_page(pfn);
@@ -899,6 +903,24 @@ impl Mm {
         }
         b.write_bandwidth = bw;
         b.avg_write_bandwidth = avg.max(1);
+    }
+
+    /// wb_inode_writeback_end (5.15+), `io-less` only: the last page of an inode under
+    /// writeback has been written, so a bandwidth update is queued for 200 ms later (bw_dwork;
+    /// one at a time, so inodes that finish close together share it).
+    fn wb_inode_writeback_end(&mut self, dev: usize) {
+        if self.policy.balance_dirty_pages != BalanceDirtyPages::IoLess || self.bdi_stat[dev].bw_dwork_queued {
+            return;
+        }
+        self.bdi_stat[dev].bw_dwork_queued = true;
+        let at = self.sched.timer_expiry(self.now_ns, self.bandwidth_interval() * self.sched.jiffy_ns);
+        self.bw_timers.push((at, dev));
+    }
+
+    /// wb_update_bandwidth_workfn: the queued bandwidth update runs (the write bandwidth only).
+    pub fn wb_update_bandwidth_workfn(&mut self, dev: usize) {
+        self.bdi_stat[dev].bw_dwork_queued = false;
+        self.__wb_update_bandwidth(dev, None);
     }
 
     /// The writeback side of the bandwidth estimate (do_writepages, 5.15+), `io-less` only:

@@ -166,6 +166,8 @@ enum Event {
     IoDone(usize),
     /// A plugged queue's unplug timer (2.6.32).
     Unplug(usize),
+    /// A device's queued bandwidth update (bw_dwork, 3.2+ IO-less throttle).
+    BwUpdate(usize),
     /// Take a vmstat sample.
     Sample,
     /// Record the /proc dumps.
@@ -380,6 +382,11 @@ impl Sim {
                     self.mm.now_ns = self.now;
                     self.mm.blk_unplug_timeout(dev);
                     self.flush_mm_requests(self.now, None);
+                }
+                Event::BwUpdate(dev) => {
+                    self.mm.now_ns = self.now;
+                    self.mm.wb_update_bandwidth_workfn(dev);
+                    self.mm.take_cost();
                 }
                 Event::Dump => self.dump(),
                 Event::Sample => {
@@ -672,6 +679,9 @@ impl Sim {
         }
         while let Some((t, dev)) = self.mm.unplug_timers.pop() {
             self.queue.push(t, Event::Unplug(dev));
+        }
+        while let Some((t, dev)) = self.mm.bw_timers.pop() {
+            self.queue.push(t, Event::BwUpdate(dev));
         }
         while let Some(nid) = self.mm.kswapd_wakeups.pop() {
             let k = self.kswapd[nid];
