@@ -211,10 +211,7 @@ impl Mm {
         self.mod_page_state(pfn, ZoneStat::NrWritten, 1);
         self.bdi_stat[dev].writeback -= 1;
         self.bdi_stat[dev].completions += 1;
-        let mapping = self.pages[pfn as usize].mapping;
-        if mapping != 0 && !self.mapping_tagged(mapping, PAGECACHE_TAG_WRITEBACK) {
-            self.wb_inode_writeback_end(dev);
-        }
+        self.wb_inode_writeback_end(pfn, dev);
         if f & PG_RECLAIM != 0 {
             self.pages[pfn as usize].flags &= !PG_RECLAIM;
             self.rotate_reclaimable_page(pfn);
@@ -905,11 +902,15 @@ impl Mm {
         b.avg_write_bandwidth = avg.max(1);
     }
 
-    /// wb_inode_writeback_end (5.15+), `io-less` only: the last page of an inode under
-    /// writeback has been written, so a bandwidth update is queued for 200 ms later (bw_dwork;
-    /// one at a time, so inodes that finish close together share it).
-    fn wb_inode_writeback_end(&mut self, dev: usize) {
+    /// wb_inode_writeback_end (5.15+), `io-less` only: when page `pfn` was the last of its
+    /// inode under writeback, a bandwidth update is queued for 200 ms later (bw_dwork; one at a
+    /// time, so inodes that finish close together share it).
+    fn wb_inode_writeback_end(&mut self, pfn: Pfn, dev: usize) {
         if self.policy.balance_dirty_pages != BalanceDirtyPages::IoLess || self.bdi_stat[dev].bw_dwork_queued {
+            return;
+        }
+        let mapping = self.pages[pfn as usize].mapping;
+        if mapping == 0 || self.mapping_tagged(mapping, PAGECACHE_TAG_WRITEBACK) {
             return;
         }
         self.bdi_stat[dev].bw_dwork_queued = true;
