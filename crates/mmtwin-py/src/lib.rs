@@ -153,6 +153,9 @@ fn run_iteration<'py>(py: Python<'py>, resolved_toml: &str, iteration: u32, prog
     b.set_item("ftl_gc_copied_pages", t.ftl.gc_copied_pages)?;
     b.set_item("buffers_pages", t.buffers_pages)?;
     b.set_item("metadata_reads", t.metadata_reads)?;
+    b.set_item("dir_reads", t.dir_reads)?;
+    b.set_item("i_mutex_waits", t.i_mutex_waits)?;
+    b.set_item("i_mutex_wait_ns", t.i_mutex_wait_ns)?;
     b.set_item("rq_size_hist", t.rq_size_hist.iter().map(|h| h.to_vec()).collect::<Vec<_>>())?;
     b.set_item("rq_seg_hist", t.rq_seg_hist.iter().map(|h| h.to_vec()).collect::<Vec<_>>())?;
     b.set_item("congestion_waits", r.congestion_waits.to_vec())?;

@@ -29,7 +29,7 @@ SHAPES = {
     "rq_seg_hist": (2, 8),
 }
 #: Journal counters (absent from results written before journals were modelled: read as 0).
-OPTIONAL = ("journal_commits", "journal_blocks", "checkpoint_blocks", "ordered_data_pages", "ftl_gc_copies", "ftl_gc_copied_pages", "buffers_pages", "metadata_reads")
+OPTIONAL = ("journal_commits", "journal_blocks", "checkpoint_blocks", "ordered_data_pages", "ftl_gc_copies", "ftl_gc_copied_pages", "buffers_pages", "metadata_reads", "dir_reads", "i_mutex_waits", "i_mutex_wait_ns")
 #: congestion_wait calls and their sleep, by caller (absent from older results: read as zeros).
 WAIT_SITES = ("allocator", "direct reclaim", "kswapd")
 OPTIONAL_SITES = ("congestion_waits", "congestion_wait_ns")
@@ -85,6 +85,7 @@ def tables(blocks: Sequence[Block], fmt: str = "current") -> List[Tuple[str, Lis
     journal = any(b["journal_commits"] > 0 for b in blocks)
     ftl = any(b["ftl_gc_copies"] > 0 for b in blocks)
     buffers = any(b["buffers_pages"] > 0 or b["metadata_reads"] > 0 for b in blocks)
+    dirs = any(b["dir_reads"] > 0 or b["i_mutex_waits"] > 0 for b in blocks)
     reads = any(b["requests"][0] > 0 for b in blocks)
     waits = [any(b["congestion_waits"][i] > 0 for b in blocks) for i in range(len(WAIT_SITES))]
 
@@ -130,6 +131,13 @@ def tables(blocks: Sequence[Block], fmt: str = "current") -> List[Tuple[str, Lis
             rows += [
                 ratio("Buffers at end (MiB)", float(b["buffers_pages"]) * 4096 / (1 << 20)),
                 count("Metadata blocks read", b["metadata_reads"]),
+            ]
+        if dirs:
+            # Creates: directory blocks their lookups read, and their directory's i_mutex.
+            rows += [
+                count("Directory blocks read", b["dir_reads"]),
+                count("i_mutex waits", b["i_mutex_waits"]),
+                ratio("i_mutex waited (s)", float(b["i_mutex_wait_ns"]) / 1e9),
             ]
         if ftl:
             rows += [

@@ -513,8 +513,14 @@ pub struct DiskStats {
     /// Buffers) when the run ended: a level, not a count.
     pub buffers_pages: u64,
     /// Metadata blocks read from the device because they were not cached (sb_bread of an
-    /// ext2/ext3 indirect block on the read path).
+    /// ext2/ext3 indirect block on the read path, ext4_bread of a directory block by a lookup).
     pub metadata_reads: u64,
+    /// Of those, directory blocks (dx_root and htree leaves read by lookups).
+    pub dir_reads: u64,
+    /// Times a task creating a file on the device's file system found the directory's i_mutex
+    /// held and slept, and the time those tasks waited for it (ns).
+    pub i_mutex_waits: u64,
+    pub i_mutex_wait_ns: u64,
 }
 
 impl DiskStats {
@@ -543,6 +549,9 @@ impl DiskStats {
         self.ftl.gc_copied_pages += o.ftl.gc_copied_pages;
         self.buffers_pages += o.buffers_pages;
         self.metadata_reads += o.metadata_reads;
+        self.dir_reads += o.dir_reads;
+        self.i_mutex_waits += o.i_mutex_waits;
+        self.i_mutex_wait_ns += o.i_mutex_wait_ns;
     }
 }
 

@@ -58,6 +58,8 @@ pub struct Directory {
     pub blocks: Vec<u64>,
     /// The group of the last inode allocated in it (ext4's i_last_alloc_group).
     pub last_alloc_group: Option<u32>,
+    /// Its inode's i_mutex (see `namei`).
+    pub i_mutex: super::namei::DirMutex,
 }
 
 /// The name hash of htree and get_random_bytes of Orlov: a mix of small integers (the names
@@ -220,51 +222,76 @@ impl Mm {
         let (group, i_ino) = self.ialloc(sb, parent, true, rnd)?;
         self.jbd_inode_alloc(sb, i_ino);
         let id = self.sbs[sb].dirs.len() as DirId;
-        self.sbs[sb].dirs.push(Directory { i_ino, group, topdir: false, entries: 0, blocks: Vec::new(), last_alloc_group: None });
-        self.dir_add_entry(sb, parent, i_ino);
+        self.sbs[sb].dirs.push(Directory { i_ino, group, topdir: false, entries: 0, blocks: Vec::new(), last_alloc_group: None, i_mutex: Default::default() });
+        self.dir_add_entry(sb, parent, name_hash_of(parent, i_ino));
         let goal = u64::from(group) * BLOCKS_PER_GROUP + u64::from(pid % 16) * (BLOCKS_PER_GROUP / 16);
         let b = self.new_block(sb, None, goal)?;
         self.dir_block_added(sb, id, b);
         Some(id)
     }
 
+    /// A new block of directory `dir` (ext3_append): allocated and logged; on a file system
+    /// with indexed directories its buffer is made in the block device's page cache, zeroed
+    /// and uptodate, without a read (ext4_bread with create on a new block).
     fn dir_block_added(&mut self, sb: usize, dir: DirId, b: u64) {
         self.sbs[sb].dirs[dir as usize].blocks.push(b);
         let sector = self.sbs[sb].sector_of(b);
         self.jbd_block_allocated(sb, sector);
         self.jbd_dirty_metadata(sb, b);
+        if self.sbs[sb].fs_type.htree_dirs() {
+            self.touch_metadata_block(sb, b, super::namei::DIR_HINT_LEVEL + 1);
+        }
     }
 
-    /// Adds the name of inode `i_ino` to directory `dir` (ext3_add_entry through the htree):
-    /// a new leaf block when the leaves are three quarters full on average, and the leaf the
-    /// name hashes to is dirtied.
-    pub fn dir_add_entry(&mut self, sb: usize, dir: DirId, i_ino: u64) {
+    /// Adds a name hashing to `name_hash` to directory `dir` (ext3_add_entry through the
+    /// htree): new blocks when the leaves are three quarters full on average (the first split
+    /// of a one-block directory makes it indexed: a dx_root in block 0 and two leaves), and the
+    /// leaf the name hashes to is dirtied.
+    pub fn dir_add_entry(&mut self, sb: usize, dir: DirId, name_hash: u64) {
         let d = &self.sbs[sb].dirs[dir as usize];
-        if (d.entries + 1) * 4 > d.blocks.len() as u64 * DIR_ENTRIES_PER_BLOCK * 3 {
+        // ext2's linear directories (and xfs's, not modelled) fill all their blocks alike.
+        let leaves = if self.sbs[sb].fs_type.htree_dirs() { (d.blocks.len() as u64).saturating_sub(1).max(1) } else { d.blocks.len() as u64 };
+        if (d.entries + 1) * 4 > leaves * DIR_ENTRIES_PER_BLOCK * 3 {
             let goal = d.blocks.last().map_or(u64::from(d.group) * BLOCKS_PER_GROUP, |&b| b + 1);
             if let Some(b) = self.new_block(sb, None, goal) {
                 self.dir_block_added(sb, dir, b);
             }
         }
-        self.dir_touch_leaf(sb, dir, i_ino);
+        if let Some(leaf) = self.dir_leaf_of(sb, dir, name_hash) {
+            self.jbd_dirty_metadata(sb, leaf);
+        }
         self.sbs[sb].dirs[dir as usize].entries += 1;
     }
 
-    /// Removes a name from directory `dir` (ext3_delete_entry): its leaf is dirtied.
-    pub fn dir_remove_entry(&mut self, sb: usize, dir: DirId, i_ino: u64) {
-        self.dir_touch_leaf(sb, dir, i_ino);
+    /// Removes the name hashing to `name_hash` from directory `dir` (ext3_delete_entry): its
+    /// leaf is dirtied.
+    pub fn dir_remove_entry(&mut self, sb: usize, dir: DirId, name_hash: u64) {
+        if let Some(leaf) = self.dir_leaf_of(sb, dir, name_hash) {
+            self.jbd_dirty_metadata(sb, leaf);
+        }
         let d = &mut self.sbs[sb].dirs[dir as usize];
         d.entries = d.entries.saturating_sub(1);
     }
 
-    fn dir_touch_leaf(&mut self, sb: usize, dir: DirId, i_ino: u64) {
-        let d = &self.sbs[sb].dirs[dir as usize];
-        if d.blocks.is_empty() {
-            return;
+    /// The block of directory `dir` that holds the names hashing like `name_hash`: the only
+    /// block of a one-block directory, else the htree leaf the hash selects (block 0 is the
+    /// dx_root; the hash is taken as uniform over the leaves, as half_md4 of fs_mark's random
+    /// names is).
+    pub fn dir_leaf_of(&self, sb: usize, dir: DirId, name_hash: u64) -> Option<u64> {
+        let b = &self.sbs[sb].dirs[dir as usize].blocks;
+        match b.len() {
+            0 => None,
+            1 => Some(b[0]),
+            n => Some(b[1 + (name_hash % (n as u64 - 1)) as usize]),
         }
-        let leaf = d.blocks[(mix64(i_ino ^ u64::from(dir) << 40) % d.blocks.len() as u64) as usize];
-        self.jbd_dirty_metadata(sb, leaf);
     }
+}
+
+/// The name hash the model gives a name it does not draw itself (a directory's entry in its
+/// parent, a file created by a workload that does not name its files): a mix of the parent and
+/// the inode number.
+pub fn name_hash_of(dir: DirId, i_ino: u64) -> u64 {
+    mix64(i_ino ^ u64::from(dir) << 40)
 }
 
 /// What mke2fs leaves on a new file system of `blocks` blocks with the journal at
@@ -296,6 +323,6 @@ pub fn mkfs(fs: FsType, blocks: u64, journal: (u64, u64)) -> (super::balloc::Fre
     for b in first..first + 5 {
         free.take(b);
     }
-    let root = Directory { i_ino: 2, group: 0, topdir: true, entries: 3, blocks: vec![first], last_alloc_group: None };
+    let root = Directory { i_ino: 2, group: 0, topdir: true, entries: 3, blocks: vec![first], last_alloc_group: None, i_mutex: Default::default() };
     (free, groups, vec![root])
 }

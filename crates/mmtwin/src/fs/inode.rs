@@ -250,6 +250,10 @@ impl Mm {
                 self.pages[pfn as usize].flags |= PG_RECLAIM;
                 continue;
             }
+            // invalidate_complete_page: a buffer the journal holds is not released.
+            if f & PG_PRIVATE != 0 && self.bdev_page_pinned(pfn) {
+                continue;
+            }
             if f & PG_LRU != 0 {
                 self.del_page_from_lru_list(pfn);
             } else {

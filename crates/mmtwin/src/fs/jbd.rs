@@ -71,6 +71,13 @@ impl FsType {
         matches!(self, FsType::Ext3 | FsType::Ext4)
     }
 
+    /// Directories are hashed b-trees in the block device's buffer cache (dir_index, on by
+    /// default in mke2fs since 1.39, for ext3 and ext4). ext2 keeps directories in their own
+    /// page cache and scans them linearly, xfs in its own btrees: neither is modelled.
+    pub fn htree_dirs(self) -> bool {
+        matches!(self, FsType::Ext3 | FsType::Ext4)
+    }
+
     /// The blocks at the start of group `g` that hold metadata (superblock and descriptors in
     /// group 0, bitmaps, inode tables); data allocation skips them. xfs's allocation group
     /// headers are not modelled (0).
@@ -170,6 +177,8 @@ pub struct Journal {
     pub used: u64,
     pub commit_interval_ns: u64,
     pub running: Transaction,
+    /// Metadata blocks of the transaction being committed.
+    pub committing: BTreeSet<u64>,
     /// Committed metadata blocks not yet written home, with their commit time.
     pub checkpoint: BTreeMap<u64, u64>,
     /// The journal thread's wait queue (j_wait_commit), also woken by its I/O.
@@ -187,6 +196,16 @@ impl Journal {
 }
 
 impl Mm {
+    /// The journal holds metadata block `block` of `sb` (in the running or committing
+    /// transaction, or committed and not yet written home): its buffer is attached to the
+    /// journal, so jbd2_journal_try_to_free_buffers refuses to free it.
+    pub fn jbd_holds(&self, sb: usize, block: u64) -> bool {
+        self.journal_of(sb).is_some_and(|j| {
+            let jr = &self.journals[j];
+            jr.running.meta.contains(&block) || jr.committing.contains(&block) || jr.checkpoint.contains_key(&block)
+        })
+    }
+
     /// The journal of superblock `sb`, if it has one.
     fn journal_of(&self, sb: usize) -> Option<usize> {
         self.sbs[sb].journal
@@ -464,6 +483,7 @@ impl Task for Kjournald {
                     });
                 }
                 let t = std::mem::take(&mut jr.running);
+                jr.committing = t.meta.clone();
                 let dev = mm.sbs[jr.sb].dev;
                 mm.bdevs[dev].stats.journal_commits += 1;
                 self.state = if mm.journals[j].ordered_data {
@@ -535,6 +555,7 @@ impl Task for Kjournald {
                 for b in meta {
                     mm.journals[j].checkpoint.entry(b).or_insert(now);
                 }
+                mm.journals[j].committing.clear();
                 step(After::Continue)
             }
             Commit::Checkpoint => {

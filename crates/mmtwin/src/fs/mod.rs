@@ -28,6 +28,7 @@ pub mod fs_writeback;
 pub mod ialloc;
 pub mod inode;
 pub mod jbd;
+pub mod namei;
 
 use std::collections::BTreeMap;
 
@@ -109,6 +110,8 @@ pub struct Inode {
     /// The group of the inode (i_block_group) and the directory holding its name.
     pub i_block_group: u32,
     pub dir: ialloc::DirId,
+    /// The hash of its name in that directory (which htree leaf holds it).
+    pub name_hash: u64,
     /// Block allocation state: reservation window, last allocation.
     pub alloc: balloc::BlockAllocInfo,
     /// ext2/ext3 indirect blocks of the file, by slot (`FsType::indirect_chain`).
@@ -157,6 +160,7 @@ impl Inode {
             i_ino: 0,
             i_block_group: 0,
             dir: ialloc::ROOT_DIR,
+            name_hash: 0,
             alloc: balloc::BlockAllocInfo::default(),
             meta_blocks: BTreeMap::new(),
         }
@@ -292,9 +296,10 @@ pub struct SuperBlock {
     /// The block device's inode, whose page cache holds the file system's metadata blocks
     /// ("Buffers"); made at the first metadata block cached.
     pub bdev_ino: Option<Ino>,
-    /// The metadata block looked up last at each depth of an indirect path, and its page (a
-    /// lookup shortcut of the model's: the page is checked to still hold the block before use).
-    pub meta_hint: [Option<(u64, Pfn)>; 3],
+    /// The metadata block looked up last at each depth of an indirect path (0-2), and the
+    /// directory dx_root (3) and leaf (4) looked up last, with their pages (a lookup shortcut
+    /// of the model's: the page is checked to still hold the block before use).
+    pub meta_hint: [Option<(u64, Pfn)>; 5],
 }
 
 impl SuperBlock {
@@ -361,6 +366,13 @@ impl Mm {
     /// and adds its name to the directory; the file starts open once (i_count holds the dentry
     /// and the open). Returns None if the objects or an inode could not be allocated.
     pub fn create_file_in(&mut self, sb: usize, dir: ialloc::DirId, cpu: usize) -> Option<Ino> {
+        self.create_file_named(sb, dir, None, cpu)
+    }
+
+    /// `create_file_in` for a name whose hash the caller drew (`name_hash`; None: the model's
+    /// `ialloc::name_hash_of`). The caller of a named create has looked the name up (`namei`)
+    /// under the directory's i_mutex, so the leaf it goes to is cached.
+    pub fn create_file_named(&mut self, sb: usize, dir: ialloc::DirId, name_hash: Option<u64>, cpu: usize) -> Option<Ino> {
         self.cost_ns += self.costs.file_create_ns;
         let (ic, dc) = (self.sbs[sb].inode_cache, self.sbs[sb].dentry_cache);
         let islab = self.kmem_cache_alloc(ic, cpu)?;
@@ -374,7 +386,8 @@ impl Mm {
             self.kmem_cache_free(dc, dslab, cpu);
             return None;
         };
-        self.dir_add_entry(sb, dir, i_ino);
+        let name_hash = name_hash.unwrap_or_else(|| ialloc::name_hash_of(dir, i_ino));
+        self.dir_add_entry(sb, dir, name_hash);
         let (ino, mapping) = self.new_inode_slot();
         self.jbd_inode_alloc(sb, i_ino);
         self.inodes[ino as usize] = Some(Inode {
@@ -383,6 +396,7 @@ impl Mm {
             i_ino,
             i_block_group,
             dir,
+            name_hash,
             ..Inode::new(sb, mapping, islab)
         });
         Some(ino)
@@ -612,30 +626,61 @@ impl Mm {
         let (chain, depth) = self.sbs[sb].fs_type.indirect_chain(u64::from(index));
         for (level, &slot) in chain[..depth].iter().enumerate() {
             let Some(&block) = self.inode(ino).meta_blocks.get(&slot) else { return None };
-            let (mapping, bindex, found) = self.find_metadata_page(sb, block, level);
-            if let Some(p) = found {
-                self.mark_page_accessed(p);
-                if self.pages[p as usize].flags & crate::mm::mm_types::PG_UPTODATE == 0 {
-                    return Some(p);
-                }
-                continue;
+            if let Some((p, _)) = self.bread_metadata(sb, block, level, cpu) {
+                return Some(p);
             }
-            let gfp = if cpu.is_some() { METADATA_GFP } else { METADATA_GFP.without(Gfp::DIRECT_RECLAIM) };
-            let acpu = cpu.unwrap_or(self.sched.current_cpu);
-            let Some(pfn) = self.alloc_pages(gfp, 0, acpu) else { continue };
-            self.add_to_page_cache_lru(pfn, mapping, bindex, gfp.without(Gfp::FS), acpu);
-            self.create_empty_buffers(pfn, acpu);
-            self.sbs[sb].meta_hint[level] = Some((block, pfn));
-            self.pages[pfn as usize].flags |= crate::mm::mm_types::PG_LOCKED;
-            self.mark_page_accessed(pfn);
-            let dev = self.sbs[sb].dev;
-            let sector = self.sbs[sb].sector_of(block);
-            self.bdevs[dev].stats.metadata_reads += 1;
-            self.submit_bio(dev, crate::block::Bio::new(crate::block::Dir::Read, sector, pfn));
-            self.blk_flush_plug_list();
-            return Some(pfn);
         }
         None
+    }
+
+    /// __bread of metadata block `block` of `sb` for a task that needs it uptodate: a cached
+    /// block is touched (marked accessed); a block the journal holds is in memory (its buffer
+    /// cannot have been freed; should the model's page be gone, it is made again, uptodate,
+    /// without a read); otherwise a new page is allocated, locked, and its read submitted
+    /// (submit_bh, then wait_on_buffer, whose sleep flushes the task's plug so the read starts
+    /// at once). Returns the page to wait for and whether this call submitted its read, None
+    /// when the block is uptodate in memory (or no page could be had: then it is taken as
+    /// read). `level` is the `meta_hint` slot; `cpu` None in a read's completion context,
+    /// where the page is taken without direct reclaim.
+    pub fn bread_metadata(&mut self, sb: usize, block: u64, level: usize, cpu: Option<usize>) -> Option<(Pfn, bool)> {
+        let (mapping, bindex, found) = self.find_metadata_page(sb, block, level);
+        if let Some(p) = found {
+            self.mark_page_accessed(p);
+            if self.pages[p as usize].flags & crate::mm::mm_types::PG_UPTODATE == 0 {
+                return Some((p, false));
+            }
+            return None;
+        }
+        let gfp = if cpu.is_some() { METADATA_GFP } else { METADATA_GFP.without(Gfp::DIRECT_RECLAIM) };
+        let acpu = cpu.unwrap_or(self.sched.current_cpu);
+        let pfn = self.alloc_pages(gfp, 0, acpu)?;
+        self.add_to_page_cache_lru(pfn, mapping, bindex, gfp.without(Gfp::FS), acpu);
+        self.create_empty_buffers(pfn, acpu);
+        self.sbs[sb].meta_hint[level] = Some((block, pfn));
+        self.mark_page_accessed(pfn);
+        if self.jbd_holds(sb, block) {
+            self.pages[pfn as usize].flags |= crate::mm::mm_types::PG_UPTODATE;
+            return None;
+        }
+        self.pages[pfn as usize].flags |= crate::mm::mm_types::PG_LOCKED;
+        let dev = self.sbs[sb].dev;
+        let sector = self.sbs[sb].sector_of(block);
+        self.bdevs[dev].stats.metadata_reads += 1;
+        self.submit_bio(dev, crate::block::Bio::new(crate::block::Dir::Read, sector, pfn));
+        self.blk_flush_plug_list();
+        Some((pfn, true))
+    }
+
+    /// The page of a block-device page cache page's file system block is held by the journal
+    /// (try_to_release_page → jbd2_journal_try_to_free_buffers fails): reclaim must keep it.
+    pub fn bdev_page_pinned(&self, pfn: Pfn) -> bool {
+        let p = &self.pages[pfn as usize];
+        if p.mapping == 0 {
+            return false;
+        }
+        let ino = self.mapping(p.mapping).host as Ino;
+        let sb = self.inode(ino).sb;
+        self.sbs[sb].bdev_ino == Some(ino) && self.jbd_holds(sb, u64::from(p.index))
     }
 
     /// Metadata pages cached for file system `sb` (the "Buffers" of /proc/meminfo).
@@ -664,8 +709,8 @@ impl Mm {
         let sb = self.inode(ino).sb;
         if self.inode(ino).nlink > 0 {
             self.cost_ns += self.costs.file_unlink_ns;
-            let (dir, i_ino) = (self.inode(ino).dir, self.inode(ino).i_ino);
-            self.dir_remove_entry(sb, dir, i_ino);
+            let (dir, name_hash) = (self.inode(ino).dir, self.inode(ino).name_hash);
+            self.dir_remove_entry(sb, dir, name_hash);
             if self.d_free(ino, cpu) {
                 self.inode_mut(ino).i_count -= 1;
             }

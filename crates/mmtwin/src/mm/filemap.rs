@@ -130,6 +130,12 @@ impl Mm {
         }
     }
 
+    /// Asks the engine to wake task `tid` alone if it sleeps on wait queue `wq` (a waiter whose
+    /// step is still running when asked sees the queue woken and checks again).
+    pub fn wake_up_task(&mut self, wq: usize, tid: usize) {
+        self.task_wakeups.push((wq, tid));
+    }
+
     /// The gfp of file `ino`'s page cache allocations (mapping_gfp_mask): its file system's.
     pub fn mapping_gfp_mask(&self, ino: Ino) -> Gfp {
         self.sbs[self.inode(ino).sb].fs_type.mapping_gfp(self.era)

@@ -100,6 +100,7 @@ impl Mm {
                 used: 0,
                 commit_interval_ns: crate::fs::jbd::COMMIT_INTERVAL_NS,
                 running: Default::default(),
+                committing: Default::default(),
                 checkpoint: Default::default(),
                 wait: usize::MAX,
                 log_io: 0,
@@ -125,7 +126,7 @@ impl Mm {
             inode_cache: 0,
             dentry_cache: 1,
             bdev_ino: None,
-            meta_hint: [None; 3],
+            meta_hint: [None; 5],
         });
         self.shrinker_deferred.push(0);
     }
@@ -251,6 +252,8 @@ impl Mm {
             congestion_wait_ns: [0; 3],
             pcp_diag: Default::default(),
             wakeups: Vec::new(),
+            task_wakeups: Vec::new(),
+            mutex_wq_base: usize::MAX,
             io_timers: Vec::new(),
             unplug_timers: Vec::new(),
             bw_timers: Vec::new(),

@@ -96,6 +96,12 @@ pub struct Mm {
     pub pcp_diag: PcpDiag,
     /// Wait queues to wake, collected during an event (drained by the engine).
     pub wakeups: Vec<usize>,
+    /// Single tasks to wake, each off the wait queue it sleeps on (wake_up_process of one
+    /// waiter, as mutex_unlock wakes the first task on a mutex's wait list): (queue, task).
+    pub task_wakeups: Vec<(usize, usize)>,
+    /// The first of the hashed wait queues that tasks blocked on a directory's i_mutex sleep
+    /// on (`fs::namei::NR_MUTEX_WAITQUEUES` of them).
+    pub mutex_wq_base: usize,
     /// Block device completions to schedule: (time, device).
     pub io_timers: Vec<(u64, usize)>,
     /// 2.6.32 queue unplug timers to schedule: (time, device).

@@ -520,6 +520,11 @@ impl Mm {
                         Pageout::Clean => {}
                     }
                 }
+                // try_to_release_page: the journal does not let go of a buffer it holds.
+                if !anon && self.page_has_buffers(pfn) && self.bdev_page_pinned(pfn) {
+                    activate = true;
+                    break 'decide;
+                }
                 // __remove_mapping.
                 if anon {
                     self.delete_from_swap_cache_for_reclaim(pfn);

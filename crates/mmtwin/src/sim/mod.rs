@@ -317,6 +317,11 @@ impl Sim {
             };
             sim.spawn_kernel_thread_at(Box::new(crate::fs::jbd::Kjournald::new(j, name)), nr_cpus - 1, 0);
         }
+        // Directory i_mutex waiters, last so that the ids above stay as they were.
+        sim.mm.mutex_wq_base = sim.wait_queues.len();
+        for _ in 0..crate::fs::namei::NR_MUTEX_WAITQUEUES {
+            sim.new_wait_queue();
+        }
         let interval = sim.mm.sysctl.stat_interval.max(1) * 1_000_000_000;
         for cpu in 0..nr_cpus {
             sim.spawn_kernel_thread_at(Box::new(VmstatWorker::new(cpu, interval)), cpu, interval);
@@ -463,6 +468,9 @@ impl Sim {
         }
         if self.mm.dios.iter().any(|d| d.wait == wq) {
             return format!("its direct I/O (wait queue {wq})");
+        }
+        if (self.mm.mutex_wq_base..self.mm.mutex_wq_base + crate::fs::namei::NR_MUTEX_WAITQUEUES).contains(&wq) {
+            return format!("a directory's i_mutex (wait queue {wq})");
         }
         format!("wait queue {wq}")
     }
@@ -672,6 +680,14 @@ impl Sim {
             self.last_woken[wq] = Some(self.events_processed);
             while let Some((w, gen)) = self.wait_queues[wq].pop_front() {
                 self.queue.push(at, Event::Wake(w, gen));
+            }
+        }
+        for (wq, tid) in std::mem::take(&mut self.mm.task_wakeups) {
+            self.last_woken[wq] = Some(self.events_processed);
+            let gen = self.tasks[tid].gen;
+            if let Some(k) = self.wait_queues[wq].iter().position(|&(w, g)| w == tid && g == gen) {
+                self.wait_queues[wq].remove(k);
+                self.queue.push(at, Event::Wake(tid, gen));
             }
         }
         while let Some((t, dev)) = self.mm.io_timers.pop() {

@@ -28,7 +28,7 @@ use super::{MetricSample, Preferred, WorkloadRun};
 use crate::config::machine::MachineLayout;
 use crate::config::size::Bytes;
 use crate::config::ConfigError;
-use crate::fs::ialloc::{DirId, ROOT_DIR};
+use crate::fs::ialloc::{mix64, DirId, ROOT_DIR};
 use crate::fs::Ino;
 use crate::mm::page_writeback::DirtyThrottle;
 use crate::mm::PAGE_SIZE;
@@ -129,6 +129,13 @@ struct Stats {
 enum Phase {
     /// About to create the next file.
     Create,
+    /// Inside open(O_CREAT) of a new name hashing to `name_hash` in `dir`: waiting for the
+    /// directory's i_mutex (`locked` false) or, holding it, for a directory block the lookup
+    /// reads.
+    Open { dir: DirId, name_hash: u64, locked: bool },
+    /// File `ino` created in `dir`: the i_mutex, held for the create's CPU time (its
+    /// allocations' reclaim included), is released at the start of the next step.
+    Created { dir: DirId, ino: Ino },
     /// Writing file `ino` from page `next`.
     Write { ino: Ino, next: u32 },
 }
@@ -164,6 +171,9 @@ struct FsmarkWorker {
     syscall_ns: u64,
     throttle: DirtyThrottle,
     pages_per_file: u32,
+    /// When the worker went to sleep inside a timed call (the time asleep counts as the
+    /// call's).
+    blocked_since: Option<u64>,
 }
 
 impl FsmarkWorker {
@@ -171,6 +181,39 @@ impl FsmarkWorker {
     /// (a congestion_wait at its timeout, which a freed write request may cut short).
     fn account(&mut self, cx: &TaskCx, before_cost: u64) {
         self.syscall_ns += cx.mm.cost_ns - before_cost + cx.mm.sleep_ns + cx.mm.congestion_sleep.map_or(0, |c| c.0);
+    }
+}
+
+impl FsmarkWorker {
+    /// open(O_CREAT) of the file named in `Phase::Open`: the directory's i_mutex, the lookup
+    /// (which may have to read a directory block), the create, the unlock. A sleep on the
+    /// mutex or a read leaves the phase as it is, to go on from where it stopped.
+    fn open_step(&mut self, cx: &mut TaskCx, before: u64) -> Step {
+        let Phase::Open { dir, name_hash, locked } = self.phase else { unreachable!("open_step outside an open") };
+        let blocked = |w: &mut Self, cx: &mut TaskCx, wq| {
+            w.account(cx, before);
+            w.blocked_since = Some(cx.now + (cx.mm.cost_ns - before));
+            Step { user_ns: 0, system_ns: 0, after: After::Wait(wq) }
+        };
+        if !locked {
+            if let Err(wq) = cx.mm.dir_mutex_lock(0, dir, cx.tid) {
+                return blocked(self, cx, wq);
+            }
+            self.phase = Phase::Open { dir, name_hash, locked: true };
+        }
+        if let Some(pfn) = cx.mm.dx_lookup(0, dir, name_hash, cx.cpu) {
+            let wq = cx.mm.page_waitqueue(pfn);
+            return blocked(self, cx, wq);
+        }
+        let Some(ino) = cx.mm.create_file_named(0, dir, Some(name_hash), cx.cpu) else {
+            cx.mm.dir_mutex_unlock(0, dir, cx.tid);
+            self.phase = Phase::Create;
+            self.account(cx, before);
+            return Step { user_ns: 0, system_ns: 0, after: After::Sleep(10_000_000) };
+        };
+        self.phase = Phase::Created { dir, ino };
+        self.account(cx, before);
+        Step { user_ns: 0, system_ns: 0, after: After::Continue }
     }
 }
 
@@ -196,6 +239,9 @@ impl Task for FsmarkWorker {
             self.loop_start = cx.now;
         }
         let before = cx.mm.cost_ns;
+        if let Some(t) = self.blocked_since.take() {
+            self.syscall_ns += cx.now - t;
+        }
         match self.phase {
             Phase::Create => {
                 if self.in_subdir >= self.spec.files_per_dir {
@@ -215,13 +261,17 @@ impl Task for FsmarkWorker {
                         d
                     }
                 };
-                let Some(ino) = cx.mm.create_file_in(0, dir, cx.cpu) else {
-                    self.account(cx, before);
-                    return Step { user_ns: 0, system_ns: 0, after: After::Sleep(10_000_000) };
-                };
+                // The name: fs_mark's 16 characters of time and 24 random ones; only its htree
+                // hash matters here.
+                let name_hash = mix64((self.loop_no << 40) ^ ((self.w as u64) << 24) ^ self.file_no ^ 0x6673_6d61_726b);
+                self.phase = Phase::Open { dir, name_hash, locked: false };
+                self.open_step(cx, before)
+            }
+            Phase::Open { .. } => self.open_step(cx, before),
+            Phase::Created { dir, ino } => {
+                cx.mm.dir_mutex_unlock(0, dir, cx.tid);
                 self.in_subdir += 1;
                 self.phase = Phase::Write { ino, next: 0 };
-                self.account(cx, before);
                 Step { user_ns: PER_FILE_USER_NS, system_ns: 0, after: After::Continue }
             }
             Phase::Write { ino, mut next } => {
@@ -299,6 +349,7 @@ pub fn start(spec: &FsmarkSpec, sim: &mut Sim) -> FsmarkRun {
                 syscall_ns: 0,
                 throttle: DirtyThrottle { tid: w, ..Default::default() },
                 pages_per_file,
+                blocked_since: None,
             };
             sim.spawn(Box::new(task), cpus[w % cpus.len()]);
         }
