@@ -2,9 +2,8 @@
 //! data and metadata: one kernel behaviour each.
 
 mod common;
-use common::run_io;
+use common::{boot_fs, run_io};
 use mmtwin::block::SECTORS_PER_PAGE;
-use mmtwin::config::scenario::Scenario;
 use mmtwin::fs::jbd::{Kjournald, BLOCKS_PER_GROUP, COMMIT_INTERVAL_NS, ITABLE_BLOCKS};
 use mmtwin::mm::mm_types::*;
 use mmtwin::mm::{Mm, Pfn};
@@ -12,17 +11,7 @@ use mmtwin::sim::rng::Rng;
 use mmtwin::sim::{After, Task, TaskCx};
 
 fn boot(fs: &str) -> Mm {
-    let text = format!(
-        "[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [{{ id = 0, cpus = 1, memory = \"64M\" }}]\nboot_reserved = \"1M\"\nfs = \"{fs}\"\n\
-         [[kernel]]\nname = \"k\"\nprofile = \"linux-3.0\"\n[workload]\ntype = \"anon-churn\"\n"
-    );
-    let mut mm = Mm::boot(&Scenario::parse(&text).unwrap_or_else(|e| panic!("{e}")).resolve().remove(0));
-    // What the engine does at start: the journal thread's I/O contexts.
-    if !mm.journals.is_empty() {
-        mm.journals[0].log_io = mm.new_dio(usize::MAX);
-        mm.journals[0].ckpt_io = mm.new_dio(usize::MAX);
-    }
-    mm
+    boot_fs(fs)
 }
 
 /// A new file with `n` pages written through write().

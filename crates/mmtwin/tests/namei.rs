@@ -2,25 +2,16 @@
 //! blocks an indexed ext4 directory's lookup reads, and the journal's hold on their buffers.
 
 mod common;
-use common::run_io;
-use mmtwin::config::scenario::Scenario;
+use common::{boot_fs, run_io};
 use mmtwin::fs::ialloc::{mix64, DirId, ROOT_DIR};
 use mmtwin::mm::mm_types::*;
 use mmtwin::mm::mmzone::LruList;
 use mmtwin::mm::vmscan::{Reclaimer, ScanControl};
 use mmtwin::mm::{gfp::Gfp, Mm};
 
+/// `common::boot_fs`, and the directory mutexes' wait queues the engine would set up.
 fn boot(fs: &str) -> Mm {
-    let text = format!(
-        "[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [{{ id = 0, cpus = 1, memory = \"64M\" }}]\nboot_reserved = \"1M\"\nfs = \"{fs}\"\n\
-         [[kernel]]\nname = \"k\"\nprofile = \"linux-3.0\"\n[workload]\ntype = \"anon-churn\"\n"
-    );
-    let mut mm = Mm::boot(&Scenario::parse(&text).unwrap_or_else(|e| panic!("{e}")).resolve().remove(0));
-    // What the engine does at start: the journal thread's I/O contexts, the mutex wait queues.
-    if !mm.journals.is_empty() {
-        mm.journals[0].log_io = mm.new_dio(usize::MAX);
-        mm.journals[0].ckpt_io = mm.new_dio(usize::MAX);
-    }
+    let mut mm = boot_fs(fs);
     mm.mutex_wq_base = 100;
     mm
 }

@@ -26,6 +26,21 @@ pub fn boot(profile: &str, nodes: usize, cpus: usize, mem: &str, extra_kernel: &
     Mm::boot(&config(profile, nodes, cpus, mem, extra_kernel))
 }
 
+/// A linux-3.0 machine of one 64M node with one CPU and file system `fs`, with what the engine
+/// sets up at start for a journal (the journal thread's I/O contexts).
+pub fn boot_fs(fs: &str) -> Mm {
+    let text = format!(
+        "[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [{{ id = 0, cpus = 1, memory = \"64M\" }}]\nboot_reserved = \"1M\"\nfs = \"{fs}\"\n\
+         [[kernel]]\nname = \"k\"\nprofile = \"linux-3.0\"\n[workload]\ntype = \"anon-churn\"\n"
+    );
+    let mut mm = Mm::boot(&Scenario::parse(&text).unwrap_or_else(|e| panic!("{e}")).resolve().remove(0));
+    if !mm.journals.is_empty() {
+        mm.journals[0].log_io = mm.new_dio(usize::MAX);
+        mm.journals[0].ckpt_io = mm.new_dio(usize::MAX);
+    }
+    mm
+}
+
 /// Completes every request the devices have in flight or queued, in time order (2.6.32
 /// queues held by a plug are unplugged when their timer fires).
 pub fn run_io(mm: &mut Mm) {
