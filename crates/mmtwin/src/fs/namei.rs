@@ -16,6 +16,10 @@
 //!   recently is always in memory.
 //! * The create's own add_entry then finds the leaf cached: no second read.
 //!
+//! fs_mark, whose workers create thousands of files in one directory, goes through all of
+//! this (lock, `dx_lookup`, `create_file_named`, unlock); the other workloads create a few
+//! files each and call `create_file_in` directly.
+//!
 //! Not modelled: the second index level of directories past 508 leaves (fs_mark's
 //! subdirectories stay below it), the extent-tree blocks of a directory, inode-table reads (a
 //! new inode's block is either zeroed in memory or dirty and pinned), and lookups by unlink.
