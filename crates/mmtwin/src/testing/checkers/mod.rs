@@ -9,8 +9,11 @@
 //! * `slab_checker`      — slab objects in use are the objects held (inodes, dentries, buffer
 //!                         heads, tree nodes); partial lists, slab counts and NR_SLAB_* agree;
 //!                         page-cache trees count their pages.
+//! * `fs_checker`        — a directory's i_mutex owner is not on its wait list, nor any
+//!                         waiter twice.
 
 pub mod buddy_checker;
+pub mod fs_checker;
 pub mod lru_checker;
 pub mod radix_tree_checker;
 pub mod slab_checker;
@@ -28,6 +31,7 @@ pub fn check_all(mm: &Mm) -> Result<(), String> {
     swap_checker::check(mm)?;
     slab_checker::check(mm)?;
     radix_tree_checker::check(mm)?;
+    fs_checker::check(mm)?;
     Ok(())
 }
 
