@@ -259,6 +259,10 @@ impl Mm {
         }
         if let Some(leaf) = self.dir_leaf_of(sb, dir, name_hash) {
             self.jbd_dirty_metadata(sb, leaf);
+            // add_dirent_to_buf's buffer lookup touches the leaf's page again (touch_buffer).
+            if self.sbs[sb].fs_type.htree_dirs() && self.sbs[sb].bdev_ino.is_some() {
+                self.touch_cached_metadata_block(sb, leaf, super::namei::DIR_HINT_LEVEL + 1);
+            }
         }
         self.sbs[sb].dirs[dir as usize].entries += 1;
     }

@@ -584,6 +584,14 @@ impl Mm {
         self.mark_page_accessed(pfn);
     }
 
+    /// __find_get_block of metadata block `block` of `sb`: its page, if cached, is marked
+    /// accessed; nothing is allocated or read.
+    pub fn touch_cached_metadata_block(&mut self, sb: usize, block: u64, level: usize) {
+        if let (_, _, Some(p)) = self.find_metadata_page(sb, block, level) {
+            self.mark_page_accessed(p);
+        }
+    }
+
     /// The block device page cache of `sb`, the page index of metadata block `block` in it and
     /// its page if cached. A shortcut of the model's (not the kernel's): the page found last at
     /// depth `level` of an indirect path is checked first, then the page cache's tree.

@@ -8,10 +8,10 @@
 //! * The lookup of a name the dcache does not know (a new name) goes to the file system. An
 //!   indexed directory's dx_probe reads block 0 (the dx_root), then the leaf the name's hash
 //!   selects; each through ext4_bread, which reads a block synchronously (one 4 KiB REQ_META
-//!   read, no readahead) when its buffer is not uptodate. The root is looked up on every
-//!   create and stays on the active list; the leaves of a large directory are each looked up
-//!   only every few hundred creates, so once reclaim has dropped them a create reads about one
-//!   leaf. A buffer the journal still holds (logged, committing, or committed and not yet
+//!   read, no readahead) when its buffer is not uptodate. Each create touches its leaf twice
+//!   (lookup and add_entry), so leaves go to the active list; a leaf reclaim has dropped all
+//!   the same (once the active list is aged) is read back by the next create that hashes to
+//!   it. A buffer the journal still holds (logged, committing, or committed and not yet
 //!   written home) cannot be freed (jbd2_journal_try_to_free_buffers), so a leaf dirtied
 //!   recently is always in memory.
 //! * The create's own add_entry then finds the leaf cached: no second read.

@@ -182,9 +182,7 @@ impl FsmarkWorker {
     fn account(&mut self, cx: &TaskCx, before_cost: u64) {
         self.syscall_ns += cx.mm.cost_ns - before_cost + cx.mm.sleep_ns + cx.mm.congestion_sleep.map_or(0, |c| c.0);
     }
-}
 
-impl FsmarkWorker {
     /// open(O_CREAT) of the file named in `Phase::Open`: the directory's i_mutex, the lookup
     /// (which may have to read a directory block), the create, the unlock. A sleep on the
     /// mutex or a read leaves the phase as it is, to go on from where it stopped.
@@ -213,6 +211,8 @@ impl FsmarkWorker {
         };
         self.phase = Phase::Created { dir, ino };
         self.account(cx, before);
+        // The call returns after the unlock: time waiting for the CPU meanwhile is the call's.
+        self.blocked_since = Some(cx.now + (cx.mm.cost_ns - before));
         Step { user_ns: 0, system_ns: 0, after: After::Continue }
     }
 }
