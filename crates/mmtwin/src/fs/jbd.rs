@@ -419,11 +419,11 @@ enum Commit {
     /// Submitting the ordered data of these inodes (next one last; each with the page indexes
     /// still to write, next one last), then waiting for `waits` (page, mapping, index: a frame
     /// that was freed and reused since is not waited for).
-    Data { inodes: Vec<(Ino, Vec<u32>)>, waits: Vec<(Pfn, u32, u32)>, meta: BTreeSet<u64> },
-    /// Waiting for the descriptor and metadata copies.
-    Log { meta: BTreeSet<u64> },
+    Data { inodes: Vec<(Ino, Vec<u32>)>, waits: Vec<(Pfn, u32, u32)> },
+    /// Waiting for the descriptor and metadata copies (of `Journal::committing`).
+    Log,
     /// Waiting for the commit block.
-    CommitBlock { meta: BTreeSet<u64> },
+    CommitBlock,
     /// Waiting for a forced checkpoint.
     Checkpoint,
 }
@@ -483,7 +483,7 @@ impl Task for Kjournald {
                     });
                 }
                 let t = std::mem::take(&mut jr.running);
-                jr.committing = t.meta.clone();
+                jr.committing = t.meta;
                 let dev = mm.sbs[jr.sb].dev;
                 mm.bdevs[dev].stats.journal_commits += 1;
                 self.state = if mm.journals[j].ordered_data {
@@ -501,13 +501,13 @@ impl Task for Kjournald {
                             (i, dirty)
                         })
                         .collect();
-                    Commit::Data { inodes, waits: Vec::new(), meta: t.meta }
+                    Commit::Data { inodes, waits: Vec::new() }
                 } else {
-                    start_log(mm, j, t.meta)
+                    start_log(mm, j)
                 };
                 step(After::Continue)
             }
-            Commit::Data { mut inodes, mut waits, meta } => {
+            Commit::Data { mut inodes, mut waits } => {
                 // journal_submit_data_buffers runs under the commit's plug, flushed before the
                 // thread sleeps for a request.
                 let plugged = mm.blk_start_plug(PlugSite::Journal);
@@ -518,7 +518,7 @@ impl Task for Kjournald {
                         if !mm.jbd_submit_inode_data(ino, indexes, &mut waits) {
                             mm.blk_finish_plug(plugged);
                             let rq = mm.bdevs[dev].rq_wait;
-                            self.state = Commit::Data { inodes, waits, meta };
+                            self.state = Commit::Data { inodes, waits };
                             return step(After::Wait(rq));
                         }
                     }
@@ -529,33 +529,33 @@ impl Task for Kjournald {
                     let p = &mm.pages[pfn as usize];
                     if p.flags & PG_WRITEBACK != 0 && p.mapping == mapping && p.index == index {
                         let q = mm.page_waitqueue(pfn);
-                        self.state = Commit::Data { inodes, waits, meta };
+                        self.state = Commit::Data { inodes, waits };
                         return step(After::Wait(q));
                     }
                     waits.pop();
                 }
-                self.state = start_log(mm, j, meta);
+                self.state = start_log(mm, j);
                 step(After::Continue)
             }
-            Commit::Log { meta } => {
+            Commit::Log => {
                 if mm.dio_remaining(mm.journals[j].log_io) > 0 {
-                    self.state = Commit::Log { meta };
+                    self.state = Commit::Log;
                     return step(After::Wait(wq));
                 }
                 mm.jbd_write_log(j, 1);
-                self.state = Commit::CommitBlock { meta };
+                self.state = Commit::CommitBlock;
                 step(After::Continue)
             }
-            Commit::CommitBlock { meta } => {
+            Commit::CommitBlock => {
                 if mm.dio_remaining(mm.journals[j].log_io) > 0 {
-                    self.state = Commit::CommitBlock { meta };
+                    self.state = Commit::CommitBlock;
                     return step(After::Wait(wq));
                 }
                 // Committed: the metadata is now dirty against its home location.
-                for b in meta {
-                    mm.journals[j].checkpoint.entry(b).or_insert(now);
+                let jr = &mut mm.journals[j];
+                for b in std::mem::take(&mut jr.committing) {
+                    jr.checkpoint.entry(b).or_insert(now);
                 }
-                mm.journals[j].committing.clear();
                 step(After::Continue)
             }
             Commit::Checkpoint => {
@@ -569,12 +569,12 @@ impl Task for Kjournald {
     }
 }
 
-/// Starts writing the descriptor blocks and metadata copies of `meta` to the log; the thread
-/// then waits for them.
-fn start_log(mm: &mut Mm, j: usize, meta: BTreeSet<u64>) -> Commit {
-    let n = meta.len() as u64;
+/// Starts writing the descriptor blocks and metadata copies of the committing transaction to
+/// the log; the thread then waits for them.
+fn start_log(mm: &mut Mm, j: usize) -> Commit {
+    let n = mm.journals[j].committing.len() as u64;
     if n > 0 {
         mm.jbd_write_log(j, n.div_ceil(TAGS_PER_DESCRIPTOR) + n);
     }
-    Commit::Log { meta }
+    Commit::Log
 }
