@@ -159,6 +159,46 @@ fn active_metadata_buffers_open_zone_reclaims_gate_over_mapped_pages_it_cannot_r
     assert_eq!(mm.events.get(VmStat::PgstealDma32), 0);
 }
 
+#[test]
+fn a_mapped_page_still_dirty_at_its_second_look_is_left_unmapped_and_then_opens_zone_reclaims_gate() {
+    let (mut mm, node0) = distant_nodes_3x();
+    // A shared-mapping writer's pages: mapped, young and dirty. zone_reclaim's gate sees
+    // nothing it may take.
+    let (ino, pfns) = cache_pages(&mut mm, 2000, 0);
+    for &p in &pfns {
+        mm.pages[p as usize].flags |= PG_MAPPED | PG_YOUNG;
+        mm.mod_page_state(p, ZoneStat::NrFileMapped, 1);
+        mm.set_page_dirty(p);
+    }
+    assert_eq!(mm.zone_pagecache_reclaimable(node0), 0);
+    let look = |mm: &mut Mm| {
+        let mut sc = ScanControl::new(Reclaimer::Direct, Gfp::GFP_KERNEL, 0, 32, mm.sysctl.swappiness);
+        sc.priority = 0;
+        mm.in_reclaim = true;
+        mm.shrink_zone(node0, &mut sc);
+        mm.in_reclaim = false;
+        sc.nr_reclaimed
+    };
+    // First look: the young PTE keeps every page, mapped (PAGEREF_KEEP).
+    assert_eq!(look(&mut mm), 0);
+    assert_eq!(mm.zones[node0].page_state(ZoneStat::NrFileMapped), 2000);
+    // Second look (PAGEREF_RECLAIM_CLEAN): 3.0 unmaps before it tests PG_dirty, then keeps
+    // the dirty page for the flusher, unwritten. The pages stay cached, unmapped and dirty.
+    assert_eq!(look(&mut mm), 0);
+    assert_eq!(mm.zones[node0].page_state(ZoneStat::NrFileMapped), 0);
+    assert_eq!(mm.zones[node0].page_state(ZoneStat::NrFileDirty), 2000);
+    assert_eq!(mm.lru_size(node0, LruList::InactiveFile), 2000, "3.0 lruvecs are per zone");
+    assert_eq!(mm.zones[node0].page_state(ZoneStat::NrVmscanWrite), 0);
+    // Dirty pages do not count for mode 1, which may not write: the gate is still shut.
+    assert_eq!(mm.zone_pagecache_reclaimable(node0), 0);
+    // Once the flusher has written them they are unmapped clean cache, and the gate opens.
+    mm.writeback_single_inode(ino, u64::MAX, false);
+    run_io(&mut mm);
+    assert_eq!(mm.zones[node0].page_state(ZoneStat::NrFileDirty), 0);
+    assert_eq!(mm.zone_pagecache_reclaimable(node0), 2000);
+    assert_eq!(mm.zone_reclaim(node0, Gfp::GFP_KERNEL, 0, 0), ZoneReclaim::Success);
+}
+
 /// A one-CPU 64M machine given more page cache than it has memory, so the allocator must
 /// reclaim the oldest pages itself.
 fn cached_past_memory(profile: &str) -> Mm {
