@@ -199,6 +199,23 @@ fn a_mapped_page_still_dirty_at_its_second_look_is_left_unmapped_and_then_opens_
     assert_eq!(mm.zone_reclaim(node0, Gfp::GFP_KERNEL, 0, 0), ZoneReclaim::Success);
 }
 
+#[test]
+fn the_systems_page_cache_is_active_clean_and_unmapped_on_its_cpus_node() {
+    let (mut mm, node0) = distant_nodes_3x();
+    let node1 = zid(1, ZoneType::Dma32);
+    let min_unmapped = mm.zones[node0].present_pages / 100;
+    // CPU 1 is node 1's: its files are read there.
+    mm.system_page_cache(300, 1);
+    assert_eq!(mm.lru_size(node1, LruList::ActiveFile), 300);
+    mm.system_page_cache(min_unmapped + 50, 0);
+    assert_eq!(mm.lru_size(node0, LruList::ActiveFile), min_unmapped + 50);
+    assert_eq!(mm.lru_size(node0, LruList::InactiveFile), 0);
+    assert_eq!(mm.global_page_state(ZoneStat::NrFileDirty) + mm.global_page_state(ZoneStat::NrFileMapped), 0);
+    assert_eq!(mm.events.get(VmStat::Pgpgin), 0, "machine state at the start: no reads");
+    // More than min_unmapped_ratio of node 0's zone: zone_reclaim's gate is open there.
+    assert!(mm.zone_pagecache_reclaimable(node0) > min_unmapped);
+}
+
 /// A one-CPU 64M machine given more page cache than it has memory, so the allocator must
 /// reclaim the oldest pages itself.
 fn cached_past_memory(profile: &str) -> Mm {

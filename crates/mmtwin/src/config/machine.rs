@@ -409,6 +409,20 @@ impl MachineSpec {
         if self.system.cpu >= layout.nr_cpus {
             return Err(err("system.cpu", format!("CPU {} does not exist; the machine has CPUs 0..{}", self.system.cpu, layout.nr_cpus - 1)));
         }
+        // The system's page cache is read on its CPU's node and must leave most of it free.
+        let mut first = 0;
+        for (nid, n) in layout.nodes.iter().enumerate() {
+            if self.system.cpu < first + n.cpus {
+                let present: u64 = n.present.iter().map(|(a, b)| b - a).sum::<u64>() * PAGE_SIZE;
+                if self.system.page_cache.0 > present / 2 {
+                    return Err(err("system.page_cache", format!(
+                        "{} is more than half of node {nid}'s {} (the node of system.cpu {})",
+                        format_bytes(self.system.page_cache.0), format_bytes(present), self.system.cpu)));
+                }
+                break;
+            }
+            first += n.cpus;
+        }
         // Every populated zone must have at least one present page, and the boot reservation
         // must fit.
         let n0: u64 = layout.nodes[0].present.iter().map(|(a, b)| b - a).sum();

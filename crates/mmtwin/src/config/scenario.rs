@@ -465,6 +465,18 @@ type = "anon-churn"
         assert_eq!(RunConfig::parse(&r[0].to_toml()).unwrap(), r[0]);
     }
 
+    #[test]
+    fn the_systems_page_cache_is_written_only_when_set_and_must_leave_its_node_room() {
+        assert!(!Scenario::parse(MINIMAL).unwrap().resolve()[0].to_toml().contains("page_cache ="));
+        let set = MINIMAL.replace("[[kernel]]", "[machine.system]\npage_cache = \"64M\"\n[[kernel]]");
+        let r = Scenario::parse(&set).unwrap().resolve();
+        assert_eq!(r[0].machine.system.page_cache.0, 64 << 20);
+        assert_eq!(RunConfig::parse(&r[0].to_toml()).unwrap(), r[0]);
+        let e = Scenario::parse(&set.replace("\"64M\"", "\"600M\"")).unwrap_err();
+        assert_eq!(e.key, "machine.system.page_cache");
+        assert!(e.message.contains("more than half of node 0's"), "{e}");
+    }
+
     /// MINIMAL with its `[workload]` table replaced by `entries` (the text after `type = `).
     fn with_workloads(entries: &[&str]) -> String {
         let head = MINIMAL.split("[workload]").next().unwrap();

@@ -8,6 +8,13 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Bytes(pub u64);
 
+impl Bytes {
+    /// For `skip_serializing_if`: a zero size that need not be written.
+    pub fn is_zero(&self) -> bool {
+        self.0 == 0
+    }
+}
+
 /// Parses "512M" style sizes.
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
     let t = s.trim();

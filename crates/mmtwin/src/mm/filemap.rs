@@ -624,6 +624,28 @@ impl Mm {
         self.radix_nodes.gang_lookup(&self.mapping(mapping).i_pages, from, to, max, Some(tag), out);
     }
 
+    /// The page cache a booted system holds when the benchmark starts (`[machine.system]
+    /// page_cache`): `pages` pages of one file of the root file system, read from `cpu` (so
+    /// from its node first), each read twice so that mark_page_accessed has moved it to the
+    /// active list; clean, unmapped, with no I/O. Machine state at the start, like
+    /// boot_reserved: it costs no simulated time.
+    pub fn system_page_cache(&mut self, pages: u64, cpu: usize) {
+        if pages == 0 {
+            return;
+        }
+        let ino = self.create_file(0, cpu).expect("the root file system has room for one file");
+        let mapping = self.inode(ino).mapping;
+        for index in 0..pages as u32 {
+            let Some(pfn) = self.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, cpu) else { break };
+            self.add_to_page_cache_lru(pfn, mapping, index, Gfp::GFP_KERNEL, cpu);
+            self.pages[pfn as usize].flags |= PG_UPTODATE;
+            self.mark_page_accessed(pfn);
+            self.mark_page_accessed(pfn);
+            self.inode_mut(ino).size_pages = u64::from(index) + 1;
+        }
+        self.take_cost();
+    }
+
     /// Inserts a freshly allocated page into the page cache and the inactive file LRU
     /// (add_to_page_cache_lru). The tree nodes the insertion needs are taken from the CPU's
     /// preloaded ones, allocated beforehand with `tree_gfp` (radix_tree_preload; reclaim may
