@@ -216,6 +216,29 @@ fn the_systems_page_cache_is_active_clean_and_unmapped_on_its_cpus_node() {
     assert!(mm.zone_pagecache_reclaimable(node0) > min_unmapped);
 }
 
+#[test]
+fn the_systems_page_cache_keeps_zone_reclaim_scanning_a_mapped_writers_pages() {
+    use mmtwin::config::scenario::Scenario;
+    // Two 32M nodes at distance 30 (zone_reclaim_mode 1), a mapped writer on node 0's CPU.
+    let text = |page_cache: &str| {
+        scenario("linux-3.0", 2, 1, "32M", "", "")
+            .replace("boot_reserved = \"1M\"\n", &format!("boot_reserved = \"1M\"\ndistance = [[10, 30], [30, 10]]\nsystem = {{ page_cache = \"{page_cache}\" }}\n"))
+            .replace("type = \"anon-churn\"\n", "type = \"mapped-writer\"\ntotal_ratio = 0.75\ncpus = [0]\n")
+    };
+    let direct = |page_cache: &str| {
+        let cfg = Scenario::parse(&text(page_cache)).unwrap_or_else(|e| panic!("{e}")).resolve().remove(0);
+        let r = mmtwin::run::run_iteration(&cfg, 0, &mut |_| {}).unwrap();
+        let get = |n: &str| r.vmstat_delta.iter().filter(|(k, _)| k.starts_with(n)).map(|(_, v)| *v).sum::<i64>();
+        (get("pgscan_direct_"), get("zone_reclaim_failed"))
+    };
+    let (scanned_without, _) = direct("0");
+    // 2M of active, unmapped cache is over 1% of node 0's zone: the gate stays open, and each
+    // zone_reclaim walks the writer's mapped pages, which mode 1 may not unmap.
+    let (scanned_with, failed_with) = direct("2M");
+    assert!(scanned_with > 2 * scanned_without.max(1), "direct scans {scanned_with} with the cache, {scanned_without} without");
+    assert!(failed_with > 0);
+}
+
 /// A one-CPU 64M machine given more page cache than it has memory, so the allocator must
 /// reclaim the oldest pages itself.
 fn cached_past_memory(profile: &str) -> Mm {
