@@ -9,7 +9,7 @@ STAMP   := $(VENV)/.deps-installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q "maturin>=1.5,<2" "pytest>=7" "rich>=13" "numpy>=1.24" "scipy>=1.10" "pyarrow>=14"
+	$(PY) -m pip install -q "maturin>=1.5,<2" "pytest>=7" "rich>=13" "numpy>=1.24" "scipy>=1.10" "pyarrow>=14" "matplotlib>=3.7"
 	touch $(STAMP)
 
 # Builds the Rust core and installs the Python package into the virtualenv (editable).

@@ -7,6 +7,7 @@ what is wrong and what is valid, and exit status 2; no traceback, nothing half-w
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -103,6 +104,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         fail(f"--iterations must be at least 1, not {args.iterations}")
     text, resolved = resolve(args.scenario, args.iterations)
     out = _output_dir(args.output, resolved["name"], args.force)
+    html_path = html_output(args.html)
     if args.jobs is not None and args.jobs < 1:
         fail(f"--jobs must be at least 1, not {args.jobs}")
     iterations = resolved["iterations"]
@@ -159,7 +161,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     sim_s = sum(r["elapsed_ns"] for ks in runs.values() for rs in ks.values() for r in rs) / 1e9
     if not args.quiet:
         print(f"results: {out}  ({sim_s:.1f} simulated s in {wall:.1f} wall s)", file=sys.stderr)
-    return print_comparison([str(out)], args.format, args.json)
+    return print_comparison([str(out)], args.format, args.json, html_path)
 
 
 def make_progress(quiet: bool):  # type: ignore[no-untyped-def]
@@ -178,16 +180,28 @@ def make_progress(quiet: bool):  # type: ignore[no-untyped-def]
     )
 
 
-def print_comparison(paths: list[str], fmt: str, as_json: bool) -> int:
+def print_comparison(paths: list[str], fmt: str, as_json: bool, html_path: Optional[Path] = None) -> int:
     """Prints the comparison of `paths`; a results folder of several benchmarks prints one report
-    per benchmark, each after a heading line with its name (JSON: {"benchmarks": [...]})."""
+    per benchmark, each after a heading line with its name (JSON: {"benchmarks": [...]}). With
+    `html_path`, the same comparison with plots is also written there as an HTML page."""
     from mmtwin.report import ReportError
     from mmtwin.report.compare import build_report, load_benchmarks, render_heading, render_text, report_to_json
 
     try:
-        reports = [(name, build_report(runs, fmt=fmt)) for name, runs in load_benchmarks(paths)]
+        benchmarks = load_benchmarks(paths)
+        reports = [(name, build_report(runs, fmt=fmt)) for name, runs in benchmarks]
+        if html_path is not None:
+            from mmtwin.report.html import render_html
+
+            title = "mmtwin: " + ", ".join(paths)
+            page = render_html([(name, r, runs) for (name, r), (_, runs) in zip(reports, benchmarks)], title)
     except ReportError as e:
         fail(str(e))
+    if html_path is not None:
+        try:
+            write_atomic(html_path, page)
+        except OSError as e:
+            fail(f"--html {html_path}: cannot write the HTML report: {e.strerror or e}")
     if len(reports) == 1 and reports[0][0] is None:
         report = reports[0][1]
         if as_json:
@@ -201,8 +215,35 @@ def print_comparison(paths: list[str], fmt: str, as_json: bool) -> int:
     return 0
 
 
+def html_output(arg: Optional[str]) -> Optional[Path]:
+    """Checks an --html FILE argument before any work: its folder must exist and FILE must not
+    be a folder."""
+    if arg is None:
+        return None
+    p = Path(arg)
+    if p.is_dir():
+        fail(f"--html {arg}: is a directory, expected the path of an HTML file to write")
+    parent = p.parent if str(p.parent) else Path(".")
+    if not parent.is_dir():
+        fail(f"--html {arg}: no such directory {str(parent)!r} to write the HTML report in")
+    return p
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Writes `text` to a new file beside `path` (mode by the umask) and renames it over `path`."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "x", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
-    return print_comparison(args.results, args.format, args.json)
+    return print_comparison(args.results, args.format, args.json, html_output(args.html))
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -356,6 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--format", choices=["current", "2011"], default="current", help="report layout")
     r.add_argument("--json", action="store_true", help="print the tables as JSON")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--html", metavar="FILE", help="write the comparison with plots of the vmstat timelines as an HTML page to FILE too")
     r.set_defaults(func=cmd_run)
 
     c = sub.add_parser("compare", help="compare results folders as MMTests does")
@@ -364,6 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--format", choices=["current", "2011"], default="current", help="report layout")
     c.add_argument("--json", action="store_true", help="print the tables as JSON")
+    c.add_argument("--html", metavar="FILE", help="write the comparison with plots of the vmstat timelines as an HTML page to FILE too")
     c.set_defaults(func=cmd_compare)
 
     k = sub.add_parser("check", help="validate a scenario file")

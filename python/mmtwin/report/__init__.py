@@ -3,6 +3,7 @@
 * `stats`   – summary statistics, percentage differences and significance tests.
 * `vmstat`  – the "MMTests Statistics: duration / vmstat" rows derived from /proc/vmstat deltas.
 * `compare` – loading results folders, building comparison tables, rendering text and JSON.
+* `html`    – the same comparison as one HTML page with plots of the vmstat timelines.
 """
 
 from __future__ import annotations

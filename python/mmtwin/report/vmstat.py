@@ -52,14 +52,20 @@ def _div(a: float, b: float, default: float) -> float:
     return a / b if b else default
 
 
+#: The counters of pages kswapd scanned: pgscan_kswapd_<zone> (≤4.7), pgscan_kswapd (4.8+).
+KSWAPD_SCANNED = (*(f"pgscan_kswapd_{z}" for z in ZONES), "pgscan_kswapd")
+#: The counters of pages direct reclaim scanned: pgscan_direct_<zone> (≤4.7), pgscan_direct (4.8+).
+DIRECT_SCANNED = (*(f"pgscan_direct_{z}" for z in ZONES), "pgscan_direct")
+
+
 def kswapd_scanned(d: Deltas) -> float:
     """Σ pgscan_kswapd_<zone> (≤4.7) + pgscan_kswapd (4.8+)."""
-    return _g(d, *(f"pgscan_kswapd_{z}" for z in ZONES), "pgscan_kswapd")
+    return _g(d, *KSWAPD_SCANNED)
 
 
 def direct_scanned(d: Deltas) -> float:
     """Σ pgscan_direct_<zone> (≤4.7) + pgscan_direct (4.8+)."""
-    return _g(d, *(f"pgscan_direct_{z}" for z in ZONES), "pgscan_direct")
+    return _g(d, *DIRECT_SCANNED)
 
 
 def kswapd_reclaimed(d: Deltas) -> float:

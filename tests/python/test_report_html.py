@@ -1,0 +1,82 @@
+"""The HTML report: `--html FILE` writes the comparison's tables and the vmstat timeline plots as
+one page, the same bytes for the same results, and bad paths are refused before any work."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from mmtwin.report.compare import Cell, Row, Table
+from mmtwin.report.html import render_table, series
+
+
+def test_compare_html_has_every_table_value_and_the_plots(tmp_path, cli, small_scenario):
+    out = tmp_path / "res"
+    assert cli("run", small_scenario, "-o", out, "-q").code == 0
+    page = tmp_path / "report.html"
+    r = cli("compare", out, "--html", page)
+    assert r.code == 0, r.err
+    text = page.read_text()
+    assert text.startswith("<!DOCTYPE html>") and text.rstrip().endswith("</html>")
+    assert text.count("<svg") == 1
+    for k in ("old-3.0", "new-6.x"):
+        assert f"<th>{k}</th>" in text
+    # The duration table's elapsed seconds of each kernel appear as the text report prints them.
+    elapsed = re.search(r"Duration Elapsed\s+([\d.]+)\s+([\d.]+)", r.out)
+    assert elapsed is not None
+    for v in elapsed.groups():
+        assert f'<td class="num">{v}</td>' in text
+    # The text report is unchanged by --html.
+    assert r.out == cli("compare", out).out
+    again = tmp_path / "again.html"
+    assert cli("compare", out, "--html", again).code == 0
+    assert again.read_bytes() == page.read_bytes()
+
+
+def test_run_html_writes_the_page_of_the_results_it_wrote(tmp_path, cli, small_scenario):
+    out, page = tmp_path / "res", tmp_path / "run.html"
+    assert cli("run", small_scenario, "-o", out, "-q", "--html", page).code == 0
+    other = tmp_path / "compare.html"
+    assert cli("compare", out, "--html", other).code == 0
+    assert page.read_text().replace(str(out), "X") == other.read_text().replace(str(out), "X")
+
+
+def test_bad_html_paths_exit_2_before_any_work_and_write_nothing(tmp_path, cli, small_scenario):
+    out = tmp_path / "res"
+    r = cli("run", small_scenario, "-o", out, "-q", "--html", tmp_path / "missing" / "r.html")
+    assert r.code == 2 and "no such directory" in r.err and r.err.count("\n") == 1
+    assert not out.exists()
+    assert cli("run", small_scenario, "-o", out, "-q").code == 0
+    r = cli("compare", out, "--html", tmp_path)
+    assert r.code == 2 and "is a directory" in r.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["res", "small.toml"]
+
+
+def test_rows_zero_in_every_run_are_left_out_of_vmstat_tables_and_counted():
+    rows = [Row("Ops", "Swap Ins", [Cell(0.0), Cell(0.0)]), Row("Ops", "Minor Faults", [Cell(5.0), Cell(0.0)])]
+    html = render_table(Table("", "vmstat", [], rows), ["a", "b"])
+    assert "Minor Faults" in html and "Swap Ins" not in html
+    assert "Left out: 1 row zero in every run." in html
+    # Benchmark tables keep their zero rows.
+    bench = render_table(Table("x", "multiops", [], [Row("Min", "t", [Cell(0.0, 0.0), Cell(0.0, 0.0)])]), ["a", "b"])
+    assert "Min t" in bench and "Left out" not in bench
+
+
+def test_rates_are_averaged_between_the_plotted_samples():
+    n = 2001
+    t = np.arange(n) * 1e8  # 100 ms samples
+    tl = {
+        "time_ns": t,
+        "nr_free_pages": np.full(n, 256.0),
+        "pgscan_kswapd_normal": np.arange(n) * 10.0,  # 100 pages/s
+        "pgscan_direct": np.arange(n) * 30.0,  # 300 pages/s (the 4.8+ name)
+        "pgpgout": np.arange(n) * 1024.0,  # 10 MiB/s
+    }
+    s = series(tl)
+    x, free = s["free"]
+    assert len(x) <= 801 and x[0] == 0 and x[-1] == (n - 1) / 10
+    assert np.allclose(free, 1.0)
+    assert np.allclose(s["scan_kswapd"][1], 100) and np.allclose(s["scan_direct"][1], 300)
+    assert np.allclose(s["pgpgout"][1], 10)
+    assert not s["dirty"][1].any()
