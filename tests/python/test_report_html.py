@@ -7,8 +7,10 @@ import re
 
 import numpy as np
 
-from mmtwin.report.compare import Cell, Row, Table
-from mmtwin.report.html import render_table, series
+from pathlib import Path
+
+from mmtwin.report.compare import Cell, Metric, Row, Run, Table
+from mmtwin.report.html import plot_samples, render_table, sample_tables, series
 
 
 def test_compare_html_has_every_table_value_and_the_plots(tmp_path, cli, small_scenario):
@@ -19,7 +21,8 @@ def test_compare_html_has_every_table_value_and_the_plots(tmp_path, cli, small_s
     assert r.code == 0, r.err
     text = page.read_text()
     assert text.startswith("<!DOCTYPE html>") and text.rstrip().endswith("</html>")
-    assert text.count("<svg") == 1
+    # The timelines, and anon-churn's one-operation tables sample by sample (three iterations).
+    assert text.count("<svg") == 2 and "vmstat timelines of the first iteration" in text
     for k in ("old-3.0", "new-6.x"):
         assert f"<th>{k}</th>" in text
     # The duration table's elapsed seconds of each kernel appear as the text report prints them.
@@ -80,3 +83,18 @@ def test_rates_are_averaged_between_the_plotted_samples():
     assert np.allclose(s["scan_kswapd"][1], 100) and np.allclose(s["scan_direct"][1], 300)
     assert np.allclose(s["pgpgout"][1], 10)
     assert not s["dirty"][1].any()
+
+
+def _run(name: str, metrics: list) -> Run:
+    return Run(name, Path("."), "b", "linux-3.0", metrics, 0.0, 0.0, 0.0, {}, 1)
+
+
+def test_tables_of_one_operation_with_several_samples_get_a_samples_plot():
+    loops = Metric("fsmark Files/s", "higher", "files/s", {"Files/s": np.array([300.0, 190.0, 188.0])})
+    phases = Metric("largedd", "lower", "s", {"download": np.array([11.0]), "dd": np.array([530.0])})
+    once = Metric("mappedwriter Time", "lower", "s", {"write": np.array([39.4])})
+    runs = [_run("a", [loops, phases, once]), _run("b", [loops, phases, once])]
+    assert sample_tables(runs) == [("fsmark Files/s", "Files/s", "files/s")]
+    svg = plot_samples(runs)
+    assert svg is not None and svg.lstrip().startswith(b"<?xml") and b"<svg" in svg
+    assert plot_samples([_run("a", [phases, once])]) is None

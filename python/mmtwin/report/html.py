@@ -3,7 +3,8 @@
 The page holds, per benchmark, the same tables as the text report (report/compare.py builds
 them; significant differences in bold) and plots of the runs' vmstat timelines (each kernel
 folder's vmstat.parquet, the first iteration): free memory, the page cache with its dirty and
-writeback pages, reclaim's scan rates (kswapd and direct), and the write-out rate. Plots are
+writeback pages, reclaim's scan rates (kswapd and direct), and the write-out rate; and each
+benchmark table of one operation with several samples (fs_mark's loops), sample by sample. Plots are
 inline SVG drawn by matplotlib, without timestamps, so the same results give the same bytes.
 Rows of the vmstat and block tables that are zero in every run are left out and counted.
 """
@@ -147,16 +148,43 @@ _PANELS = [
 ]
 
 
-def plot(named: Sequence[Tuple[str, Dict[str, Tuple[np.ndarray, np.ndarray]]]], fmt: str = "svg") -> bytes:
-    """The panels of one benchmark, one colour per kernel, as an image file's bytes (svg or
-    png). matplotlib's object interface, no pyplot state: safe to call from any thread."""
-    import matplotlib
+Series = Dict[str, Tuple[np.ndarray, np.ndarray]]
+
+
+def _figure(panels: int):  # type: ignore[no-untyped-def]
+    """A figure of `panels` stacked axes sharing x, with the page's fixed style."""
     from matplotlib.figure import Figure
 
-    with matplotlib.rc_context({"svg.hashsalt": "mmtwin", "svg.fonttype": "none", "font.size": 8}):
-        fig = Figure(figsize=(9, 2.1 * len(_PANELS)))
-        axes = fig.subplots(len(_PANELS), 1, sharex=True)
-        colours = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
+    fig = Figure(figsize=(9, 2.1 * panels))
+    axes = fig.subplots(panels, 1, sharex=True, squeeze=False)[:, 0]
+    return fig, axes
+
+
+def _save(fig, fmt: str) -> bytes:  # type: ignore[no-untyped-def]
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format=fmt, metadata={"Date": None} if fmt == "svg" else {"Software": None}, dpi=80)
+    return buf.getvalue()
+
+
+def _style():  # type: ignore[no-untyped-def]
+    import matplotlib
+
+    return matplotlib.rc_context({"svg.hashsalt": "mmtwin", "svg.fonttype": "none", "font.size": 8})
+
+
+def _colours() -> List[str]:
+    import matplotlib
+
+    return list(matplotlib.rcParams["axes.prop_cycle"].by_key()["color"])
+
+
+def plot(named: Sequence[Tuple[str, Series]], fmt: str = "svg") -> bytes:
+    """The timeline panels of one benchmark, one colour per kernel, as an image file's bytes
+    (svg or png). matplotlib's object interface, no pyplot state: safe in any thread."""
+    with _style():
+        fig, axes = _figure(len(_PANELS))
+        colours = _colours()
         for ax, (title, lines, log) in zip(axes, _PANELS):
             ax.set_title(title, loc="left", fontsize=9)
             for k, (name, s) in enumerate(named):
@@ -169,16 +197,52 @@ def plot(named: Sequence[Tuple[str, Dict[str, Tuple[np.ndarray, np.ndarray]]]], 
             ax.set_ylim(bottom=0)
         axes[0].legend(loc="upper right", fontsize=7)
         axes[-1].set_xlabel("simulated seconds")
-        fig.tight_layout()
-        buf = io.BytesIO()
-        fig.savefig(buf, format=fmt, metadata={"Date": None} if fmt == "svg" else {"Software": None}, dpi=80)
-    return buf.getvalue()
+        return _save(fig, fmt)
 
 
-def plot_svg(named: Sequence[Tuple[str, Dict[str, Tuple[np.ndarray, np.ndarray]]]]) -> str:
+def sample_tables(runs: Sequence[Run]) -> List[Tuple[str, str, str]]:
+    """The metric tables worth a samples plot: (title, op, unit) of each table whose only
+    operation has two or more samples in the baseline run (fs_mark's loops, for instance)."""
+    out = []
+    for m in runs[0].metrics if runs else []:
+        if len(m.ops) == 1:
+            op, samples = next(iter(m.ops.items()))
+            if len(samples) >= 2:
+                out.append((m.title, op, m.unit))
+    return out
+
+
+def plot_samples(runs: Sequence[Run], fmt: str = "svg") -> Optional[bytes]:
+    """Each sample in order (a loop, an iteration) of the `sample_tables`, one colour per
+    kernel; None if there are none."""
+    tables = sample_tables(runs)
+    if not tables:
+        return None
+    with _style():
+        fig, axes = _figure(len(tables))
+        colours = _colours()
+        for ax, (title, op, unit) in zip(axes, tables):
+            what = title if op in title else f"{title}: {op}"
+            ax.set_title(f"{what}{f' ({unit})' if unit else ''}, sample by sample", loc="left", fontsize=9)
+            for k, r in enumerate(runs):
+                m = next((m for m in r.metrics if m.title == title), None)
+                if m is not None and op in m.ops:
+                    y = m.ops[op]
+                    ax.plot(np.arange(1, len(y) + 1), y, ".-", color=colours[k % len(colours)], linewidth=0.8, markersize=3, label=r.name)
+            ax.grid(True, linewidth=0.3)
+        axes[0].legend(loc="upper right", fontsize=7)
+        axes[-1].set_xlabel("sample (iterations' samples one after another)")
+        return _save(fig, fmt)
+
+
+def _inline(svg: bytes) -> str:
+    text = svg.decode("utf-8")
+    return text[text.index("<svg") :]
+
+
+def plot_svg(named: Sequence[Tuple[str, Series]]) -> str:
     """`plot` as an inline <svg> element."""
-    svg = plot(named, "svg").decode("utf-8")
-    return svg[svg.index("<svg") :]
+    return _inline(plot(named, "svg"))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -204,6 +268,9 @@ def render_html(benchmarks: Sequence[Tuple[Optional[str], Report, Sequence[Run]]
         if named:
             parts.append(plot_svg(named))
             parts.append('<p class="note">vmstat timelines of the first iteration of each kernel.</p>')
+        samples = plot_samples(runs)
+        if samples is not None:
+            parts.append(_inline(samples))
         for t in report.tables:
             parts.append(render_table(t, report.runs))
     parts.append("</body></html>")
