@@ -75,13 +75,14 @@ def test_rates_are_averaged_between_the_plotted_samples():
         "pgscan_kswapd_normal": np.arange(n) * 10.0,  # 100 pages/s
         "pgscan_direct": np.arange(n) * 30.0,  # 300 pages/s (the 4.8+ name)
         "pgpgout": np.arange(n) * 1024.0,  # 10 MiB/s
+        "pgpgin": np.arange(n) * 512.0,  # 5 MiB/s
     }
     s = series(tl)
     x, free = s["free"]
     assert len(x) <= 801 and x[0] == 0 and x[-1] == (n - 1) / 10
     assert np.allclose(free, 1.0)
     assert np.allclose(s["scan_kswapd"][1], 100) and np.allclose(s["scan_direct"][1], 300)
-    assert np.allclose(s["pgpgout"][1], 10)
+    assert np.allclose(s["pgpgout"][1], 10) and np.allclose(s["pgpgin"][1], 5)
     assert not s["dirty"][1].any()
 
 

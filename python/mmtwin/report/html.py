@@ -3,7 +3,7 @@
 The page holds, per benchmark, the same tables as the text report (report/compare.py builds
 them; significant differences in bold) and plots of the runs' vmstat timelines (each kernel
 folder's vmstat.parquet, the first iteration): free memory, the page cache with its dirty and
-writeback pages, reclaim's scan rates (kswapd and direct), and the write-out rate; and each
+writeback pages, reclaim's scan rates (kswapd and direct), and the rates written out and read in; and each
 benchmark table of one operation with several samples (fs_mark's loops), sample by sample. Plots are
 inline SVG drawn by matplotlib, without timestamps, so the same results give the same bytes.
 Rows of the vmstat and block tables that are zero in every run are left out and counted.
@@ -136,6 +136,7 @@ def series(tl: Dict[str, np.ndarray]) -> Dict[str, Tuple[np.ndarray, np.ndarray]
         "scan_kswapd": rate(vm.KSWAPD_SCANNED),
         "scan_direct": rate(vm.DIRECT_SCANNED),
         "pgpgout": rate(["pgpgout"], 1 / 1024),
+        "pgpgin": rate(["pgpgin"], 1 / 1024),
     }
 
 
@@ -144,7 +145,7 @@ _PANELS = [
     ("Free memory (MiB)", [("free", "-")], False),
     ("Page cache (MiB): file pages —, dirty - -, writeback ···", [("file", "-"), ("dirty", "--"), ("writeback", ":")], False),
     ("Pages scanned per second (log above 100): kswapd —, direct - -", [("scan_kswapd", "-"), ("scan_direct", "--")], True),
-    ("Written out (MiB/s, pgpgout)", [("pgpgout", "-")], False),
+    ("Disk traffic (MiB/s): written out (pgpgout) —, read in (pgpgin) - -", [("pgpgout", "-"), ("pgpgin", "--")], False),
 ]
 
 
