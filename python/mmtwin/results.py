@@ -101,6 +101,10 @@ def atomic_dir(out: Path, force: bool) -> Iterator[Path]:
     parent = out.parent if str(out.parent) else Path(".")
     parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=parent))
+    # mkdtemp makes the folder private (0700); the results get the mode any new folder gets.
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)
     try:
         yield tmp
         if out.exists():

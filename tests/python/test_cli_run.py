@@ -94,3 +94,12 @@ def test_a_hung_run_is_one_message_exit_1_and_writes_nothing(tmp_path, cli, smal
     assert r.code == 1
     assert "iteration 1: the simulation hung" in r.err and r.err.count("\n") == 1 and "Traceback" not in r.err
     assert not out.exists()
+
+
+def test_results_and_html_get_the_modes_new_files_get(tmp_path, cli, small_scenario):
+    out, page = tmp_path / "res", tmp_path / "r.html"
+    assert cli("run", small_scenario, "-o", out, "-q", "--html", page).code == 0
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain.txt").write_text("")
+    assert out.stat().st_mode == (tmp_path / "plain").stat().st_mode
+    assert page.stat().st_mode == (tmp_path / "plain.txt").stat().st_mode
