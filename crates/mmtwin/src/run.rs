@@ -2,7 +2,7 @@
 //! /proc dumps and the benchmark's metrics. A pure function of (RunConfig, iteration).
 
 use crate::config::scenario::RunConfig;
-use crate::mm::vmstat::VmStat;
+use crate::mm::vmstat::{VmStat, NODE_TIMELINE_ITEMS};
 use crate::mm::Mm;
 use crate::sim::{ProcDump, Sim, SimError};
 use crate::workloads::MetricSample;
@@ -23,9 +23,10 @@ pub struct IterationResult {
     pub elapsed_ns: u64,
     /// Counters printed by this era, with their change over the iteration.
     pub vmstat_delta: Vec<(&'static str, i64)>,
-    /// Sample times and, per sample, the counters named in `timeline_names`.
+    /// Sample times and, per sample, the counters named in `timeline_names`: the era's
+    /// /proc/vmstat counters, then per node `NODE_TIMELINE_ITEMS` as `node<N>_<name>`.
     pub timeline_ns: Vec<u64>,
-    pub timeline_names: Vec<&'static str>,
+    pub timeline_names: Vec<String>,
     pub timeline: Vec<Vec<i64>>,
     pub metrics: Vec<MetricSample>,
     pub dumps: Vec<ProcDump>,
@@ -65,7 +66,15 @@ pub fn run_iteration(cfg: &RunConfig, iteration: u32, progress: &mut dyn FnMut(f
     let names: Vec<VmStat> = VmStat::ALL.iter().copied().filter(|v| v.in_era(era)).collect();
     let vmstat_delta = names.iter().map(|v| (v.name(), after[*v as usize] - before[*v as usize])).collect();
     let timeline_ns = sim.samples.iter().map(|s| s.0).collect();
-    let timeline = sim.samples.iter().map(|(_, snap)| names.iter().map(|v| snap[*v as usize]).collect()).collect();
+    let timeline = sim
+        .samples
+        .iter()
+        .zip(&sim.node_samples)
+        .map(|((_, snap), per_node)| names.iter().map(|v| snap[*v as usize]).chain(per_node.iter().copied()).collect())
+        .collect();
+    let nodes = sim.mm.zones.len() / crate::mm::mmzone::MAX_NR_ZONES;
+    let node_names = (0..nodes).flat_map(|n| NODE_TIMELINE_ITEMS.iter().map(move |(name, _)| format!("node{n}_{name}")));
+    let timeline_names = names.iter().map(|v| v.name().to_string()).chain(node_names).collect();
     for sb in 0..sim.mm.sbs.len() {
         let (dev, n) = (sim.mm.sbs[sb].dev, sim.mm.nr_bdev_pages(sb));
         sim.mm.bdevs[dev].stats.buffers_pages = n;
@@ -85,7 +94,7 @@ pub fn run_iteration(cfg: &RunConfig, iteration: u32, progress: &mut dyn FnMut(f
         elapsed_ns: sim.now,
         vmstat_delta,
         timeline_ns,
-        timeline_names: names.iter().map(|v| v.name()).collect(),
+        timeline_names,
         timeline,
         metrics: run.metrics(&sim),
         dumps: std::mem::take(&mut sim.dumps),

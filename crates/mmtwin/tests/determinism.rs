@@ -74,3 +74,22 @@ fn parallel_writers_under_the_io_less_throttle_are_bit_identical_across_runs() {
     let written: i64 = a.vmstat_delta.iter().filter(|(k, _)| *k == "pgpgout").map(|(_, v)| v).sum();
     assert!(written > 0, "the run wrote");
 }
+
+#[test]
+fn the_timeline_has_each_nodes_counts_and_they_add_up_to_the_machines() {
+    let r = run_iteration(&cfg(11), 0, &mut |_| {}).unwrap();
+    let col = |name: &str| r.timeline_names.iter().position(|n| n == name).unwrap_or_else(|| panic!("no column {name}"));
+    let (free, node0, node1) = (col("nr_free_pages"), col("node0_nr_free_pages"), col("node1_nr_free_pages"));
+    let (file, file0, file1) = (col("nr_file_pages"), col("node0_nr_file_pages"), col("node1_nr_file_pages"));
+    assert!(r.timeline_names.iter().all(|n| !n.starts_with("node2_")));
+    assert!(r.timeline.len() > 2);
+    for row in &r.timeline {
+        assert_eq!(row.len(), r.timeline_names.len());
+        assert_eq!(row[node0] + row[node1], row[free]);
+        assert_eq!(row[file0] + row[file1], row[file]);
+    }
+    // The churn allocates on both nodes: each node's free count moves during the run.
+    for c in [node0, node1] {
+        assert!(r.timeline.iter().any(|row| row[c] != r.timeline[0][c]), "column {} never moves", r.timeline_names[c]);
+    }
+}

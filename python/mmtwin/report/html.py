@@ -3,7 +3,7 @@
 The page holds, per benchmark, the same tables as the text report (report/compare.py builds
 them; significant differences in bold) and plots of the runs' vmstat timelines (each kernel
 folder's vmstat.parquet, the first iteration): free memory, the page cache with its dirty and
-writeback pages, reclaim's scan rates (kswapd and direct), and the rates written out and read in; and each
+writeback pages, on a NUMA machine the free memory and file pages of each node, reclaim's scan rates (kswapd and direct), and the rates written out and read in; and each
 benchmark table of one operation with several samples (fs_mark's loops), sample by sample. Plots are
 inline SVG drawn by matplotlib, without timestamps, so the same results give the same bytes.
 Rows of the vmstat and block tables that are zero in every run are left out and counted.
@@ -128,7 +128,14 @@ def series(tl: Dict[str, np.ndarray]) -> Dict[str, Tuple[np.ndarray, np.ndarray]
         dv, dt = np.diff(total(names)) * scale, np.diff(t)
         return t[1:], np.divide(dv, dt, out=np.zeros(len(dt)), where=dt > 0)
 
+    nodes = 0
+    while f"node{nodes}_nr_free_pages" in tl:
+        nodes += 1
+    per_node = {
+        f"node{n}_{item}": (t, total([f"node{n}_nr_{item}_pages"]) * PAGE_MIB) for n in range(nodes) for item in ("free", "file")
+    }
     return {
+        **per_node,
         "free": (t, total(["nr_free_pages"]) * PAGE_MIB),
         "file": (t, total(["nr_file_pages"]) * PAGE_MIB),
         "dirty": (t, total(["nr_dirty"]) * PAGE_MIB),
@@ -141,7 +148,8 @@ def series(tl: Dict[str, np.ndarray]) -> Dict[str, Tuple[np.ndarray, np.ndarray]
 
 
 #: (title, [(series, line style)], logarithmic above 100): the panels, top to bottom.
-_PANELS = [
+Panel = Tuple[str, List[Tuple[str, str]], bool]
+_PANELS: List[Panel] = [
     ("Free memory (MiB)", [("free", "-")], False),
     ("Page cache (MiB): file pages —, dirty - -, writeback ···", [("file", "-"), ("dirty", "--"), ("writeback", ":")], False),
     ("Pages scanned per second (log above 100): kswapd —, direct - -", [("scan_kswapd", "-"), ("scan_direct", "--")], True),
@@ -150,6 +158,26 @@ _PANELS = [
 
 
 Series = Dict[str, Tuple[np.ndarray, np.ndarray]]
+
+#: Line styles of nodes 0, 1, 2, 3 (then again) in the per-node panels.
+_NODE_STYLES = ["-", "--", ":", "-."]
+_STYLE_NAMES = {"-": "—", "--": "- -", ":": "···", "-.": "-·-"}
+
+
+def panels(named: Sequence[Tuple[str, Series]]) -> List[Panel]:
+    """The panels to draw: on a machine of several nodes, free memory and file pages per node
+    come after the machine-wide panels."""
+    nodes = 0
+    while any(f"node{nodes}_free" in s for _, s in named):
+        nodes += 1
+    if nodes < 2:
+        return list(_PANELS)
+    out = list(_PANELS[:2])
+    for item, what in (("free", "Free memory"), ("file", "File pages")):
+        styles = [(n, _NODE_STYLES[n % len(_NODE_STYLES)]) for n in range(nodes)]
+        legend = ", ".join(f"node {n} {_STYLE_NAMES[st]}" for n, st in styles)
+        out.append((f"{what} per node (MiB): {legend}", [(f"node{n}_{item}", st) for n, st in styles], False))
+    return out + list(_PANELS[2:])
 
 
 def _figure(panels: int):  # type: ignore[no-untyped-def]
@@ -183,13 +211,16 @@ def _colours() -> List[str]:
 def plot(named: Sequence[Tuple[str, Series]], fmt: str = "svg") -> bytes:
     """The timeline panels of one benchmark, one colour per kernel, as an image file's bytes
     (svg or png). matplotlib's object interface, no pyplot state: safe in any thread."""
+    chosen = panels(named)
     with _style():
-        fig, axes = _figure(len(_PANELS))
+        fig, axes = _figure(len(chosen))
         colours = _colours()
-        for ax, (title, lines, log) in zip(axes, _PANELS):
+        for ax, (title, lines, log) in zip(axes, chosen):
             ax.set_title(title, loc="left", fontsize=9)
             for k, (name, s) in enumerate(named):
                 for key, style in lines:
+                    if key not in s:
+                        continue
                     x, y = s[key]
                     ax.plot(x, y, style, color=colours[k % len(colours)], linewidth=1, label=name if style == "-" else None)
             ax.grid(True, linewidth=0.3)

@@ -236,6 +236,17 @@ const ZONE_STAT_NAMES: [(VmStat, ZoneStat); NR_ZONE_STAT_ITEMS] = [
     (VmStat::NrVmscanImmediateReclaim, ZoneStat::NrVmscanImmediate),
 ];
 
+/// The per-node page counts the vmstat timeline samples besides /proc/vmstat (the node's
+/// vmstat file names; None is nr_free_pages, counted in the free lists): where memory sits on a
+/// NUMA machine, which the global counters do not show.
+pub const NODE_TIMELINE_ITEMS: [(&str, Option<ZoneStat>); 5] = [
+    ("nr_free_pages", None),
+    ("nr_file_pages", Some(ZoneStat::NrFilePages)),
+    ("nr_mapped", Some(ZoneStat::NrFileMapped)),
+    ("nr_dirty", Some(ZoneStat::NrFileDirty)),
+    ("nr_writeback", Some(ZoneStat::NrWriteback)),
+];
+
 impl Mm {
     /// Adds `delta` to a zone's page state counter (__mod_zone_page_state).
     #[inline(always)]
@@ -259,6 +270,22 @@ impl Mm {
     /// The machine-wide counter (global_page_state).
     pub fn global_page_state(&self, item: ZoneStat) -> u64 {
         self.zones.iter().map(|z| z.vm_stat[item as usize]).sum::<i64>().max(0) as u64
+    }
+
+    /// The per-node counters the vmstat timeline samples, node after node, in the order of
+    /// `NODE_TIMELINE_ITEMS` (/sys/devices/system/node/nodeN/vmstat's values for them).
+    pub fn node_timeline_snapshot(&self) -> Vec<i64> {
+        let nodes = self.zones.len() / MAX_NR_ZONES;
+        let mut out = Vec::with_capacity(nodes * NODE_TIMELINE_ITEMS.len());
+        for nid in 0..nodes {
+            for (_, item) in NODE_TIMELINE_ITEMS {
+                out.push(match item {
+                    Some(zs) => self.node_page_state(nid, zs) as i64,
+                    None => self.zones[nid * MAX_NR_ZONES..(nid + 1) * MAX_NR_ZONES].iter().map(|z| z.nr_free_pages).sum(),
+                });
+            }
+        }
+        out
     }
 
     /// A full /proc/vmstat snapshot: events as counted, state items read from the structures.

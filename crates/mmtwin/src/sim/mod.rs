@@ -216,6 +216,8 @@ pub struct Sim {
     sample_interval: SimTime,
     /// vmstat samples (time, full snapshot).
     pub samples: Vec<(SimTime, Box<[i64; NR_VMSTAT_ITEMS]>)>,
+    /// At each sample, the per-node counts of `Mm::node_timeline_snapshot`.
+    pub node_samples: Vec<Vec<i64>>,
     pub times: CpuTimes,
     /// /proc dumps taken at the times asked for.
     pub dumps: Vec<ProcDump>,
@@ -273,6 +275,7 @@ impl Sim {
             live_workload: 0,
             sample_interval,
             samples: Vec::new(),
+            node_samples: Vec::new(),
             times: CpuTimes::default(),
             dumps: Vec::new(),
             events_processed: 0,
@@ -493,6 +496,7 @@ impl Sim {
 
     fn sample(&mut self) {
         self.samples.push((self.now, Box::new(self.mm.vmstat_snapshot())));
+        self.node_samples.push(self.mm.node_timeline_snapshot());
     }
 
     fn wake(&mut self, tid: TaskId, gen: u64, timed_out: bool) {
