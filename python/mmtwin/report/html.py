@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from mmtwin.report import ReportError
 from mmtwin.report import vmstat as vm
-from mmtwin.report.compare import Report, Run, Table
+from mmtwin.report.compare import Cell, Report, Row, Run, Table
 
 PAGE_MIB = 4096 / 2**20
 #: At most this many points per plotted line: rates are averaged over the coarser intervals.
@@ -46,7 +46,7 @@ p.note { color: #666; font-size: 0.85em; }
 # Tables
 
 
-def _cell_text(table: Table, c) -> str:  # type: ignore[no-untyped-def]
+def _cell_text(c: Cell) -> str:
     if c.text is not None:
         text = c.text
     elif c.value is None or (isinstance(c.value, float) and np.isnan(c.value)):
@@ -58,7 +58,7 @@ def _cell_text(table: Table, c) -> str:  # type: ignore[no-untyped-def]
     return text
 
 
-def _all_zero(row) -> bool:  # type: ignore[no-untyped-def]
+def _all_zero(row: Row) -> bool:
     return all((c.value or 0) == 0 for c in row.cells)
 
 
@@ -75,7 +75,7 @@ def render_table(t: Table, runs: Sequence[str]) -> str:
     for r in rows:
         label = " ".join(x for x in (r.label, r.op) if x)
         cells = "".join(
-            f'<td class="num{" sig" if c.significant else ""}">{html.escape(_cell_text(t, c))}</td>' for c in r.cells
+            f'<td class="num{" sig" if c.significant else ""}">{html.escape(_cell_text(c))}</td>' for c in r.cells
         )
         out.append(f'<tr><td class="label">{html.escape(label)}</td>{cells}</tr>')
     out.append("</table>")
