@@ -17,7 +17,7 @@ build: $(STAMP)
 	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --quiet
 
 demo: build
-	$(VENV)/bin/mmtwin run scenarios/examples/anon-churn.toml -o results/anon-churn --force
+	$(VENV)/bin/mmtwin run scenarios/examples/anon-churn.toml -o results/anon-churn --force --html results/anon-churn.html
 
 # Debug builds run the invariant checkers after every simulated event.
 test-rust:
