@@ -103,16 +103,19 @@ def test_tables_of_one_operation_with_several_samples_get_a_samples_plot():
 
 def test_a_machine_of_several_nodes_gets_free_and_file_pages_per_node_panels():
     n = 11
-    tl = {"time_ns": np.arange(n) * 1e8, "nr_free_pages": np.full(n, 768.0)}
+    tl = {"time_ns": np.arange(n) * 1e8, "nr_free_pages": np.full(n, 768.0), "nr_file_pages": np.arange(n) * 256.0}
+    tl |= {"pgpgout": np.arange(n) * 1024.0}
     one = series(tl)
     assert not any(k.startswith("node") for k in one)
-    assert len(panels([("k", one)])) == 4
+    # Free memory always; the page cache and disk panels have data; anonymous pages and
+    # scanning are zero all along and left out.
+    assert [p[0].split(" (")[0] for p in panels([("k", one)])] == ["Free memory", "Page cache", "Disk traffic"]
     tl |= {"node0_nr_free_pages": np.full(n, 512.0), "node1_nr_free_pages": np.full(n, 256.0)}
     tl |= {"node0_nr_file_pages": np.arange(n) * 256.0, "node1_nr_file_pages": np.zeros(n)}
     two = series(tl)
     assert np.allclose(two["node0_free"][1], 2.0) and np.allclose(two["node1_free"][1], 1.0)
     assert np.allclose(two["node0_file"][1], np.arange(n))
     titles = [p[0] for p in panels([("k", two)])]
-    assert len(titles) == 6
+    assert len(titles) == 5
     assert titles[2].startswith("Free memory per node") and "node 1 - -" in titles[2]
     assert titles[3].startswith("File pages per node")

@@ -3,10 +3,11 @@
 The page holds, per benchmark, the same tables as the text report (report/compare.py builds
 them; significant differences in bold) and plots of the runs' vmstat timelines (each kernel
 folder's vmstat.parquet, the first iteration): free memory, the page cache with its dirty and
-writeback pages, on a NUMA machine the free memory and file pages of each node, reclaim's scan rates (kswapd and direct), and the rates written out and read in; and each
+writeback pages, anonymous pages, on a NUMA machine the free memory and file pages of each node, reclaim's scan rates (kswapd and direct), and the rates written out and read in; and each
 benchmark table of one operation with several samples (fs_mark's loops), sample by sample. Plots are
 inline SVG drawn by matplotlib, without timestamps, so the same results give the same bytes.
-Rows of the vmstat and block tables that are zero in every run are left out and counted.
+Rows of the vmstat and block tables that are zero in every run are left out and counted, and so
+are plot panels that are zero all along in every kernel (but free memory's).
 """
 
 from __future__ import annotations
@@ -138,6 +139,7 @@ def series(tl: Dict[str, np.ndarray]) -> Dict[str, Tuple[np.ndarray, np.ndarray]
         **per_node,
         "free": (t, total(["nr_free_pages"]) * PAGE_MIB),
         "file": (t, total(["nr_file_pages"]) * PAGE_MIB),
+        "anon": (t, total(["nr_anon_pages"]) * PAGE_MIB),
         "dirty": (t, total(["nr_dirty"]) * PAGE_MIB),
         "writeback": (t, total(["nr_writeback"]) * PAGE_MIB),
         "scan_kswapd": rate(vm.KSWAPD_SCANNED),
@@ -152,6 +154,7 @@ Panel = Tuple[str, List[Tuple[str, str]], bool]
 _PANELS: List[Panel] = [
     ("Free memory (MiB)", [("free", "-")], False),
     ("Page cache (MiB): file pages —, dirty - -, writeback ···", [("file", "-"), ("dirty", "--"), ("writeback", ":")], False),
+    ("Anonymous pages (MiB)", [("anon", "-")], False),
     ("Pages scanned per second (log above 100): kswapd —, direct - -", [("scan_kswapd", "-"), ("scan_direct", "--")], True),
     ("Disk traffic (MiB/s): written out (pgpgout) —, read in (pgpgin) - -", [("pgpgout", "-"), ("pgpgin", "--")], False),
 ]
@@ -165,19 +168,24 @@ _STYLE_NAMES = {"-": "—", "--": "- -", ":": "···", "-.": "-·-"}
 
 
 def panels(named: Sequence[Tuple[str, Series]]) -> List[Panel]:
-    """The panels to draw: on a machine of several nodes, free memory and file pages per node
-    come after the machine-wide panels."""
+    """The panels to draw: free memory always; on a machine of several nodes, free memory and
+    file pages per node after the page cache; any other panel only if some kernel's line in it
+    is not zero all along (no page cache, scanning or I/O in an anonymous-memory benchmark)."""
     nodes = 0
     while any(f"node{nodes}_free" in s for _, s in named):
         nodes += 1
-    if nodes < 2:
-        return list(_PANELS)
     out = list(_PANELS[:2])
-    for item, what in (("free", "Free memory"), ("file", "File pages")):
-        styles = [(n, _NODE_STYLES[n % len(_NODE_STYLES)]) for n in range(nodes)]
-        legend = ", ".join(f"node {n} {_STYLE_NAMES[st]}" for n, st in styles)
-        out.append((f"{what} per node (MiB): {legend}", [(f"node{n}_{item}", st) for n, st in styles], False))
-    return out + list(_PANELS[2:])
+    if nodes >= 2:
+        for item, what in (("free", "Free memory"), ("file", "File pages")):
+            styles = [(n, _NODE_STYLES[n % len(_NODE_STYLES)]) for n in range(nodes)]
+            legend = ", ".join(f"node {n} {_STYLE_NAMES[st]}" for n, st in styles)
+            out.append((f"{what} per node (MiB): {legend}", [(f"node{n}_{item}", st) for n, st in styles], False))
+    out += _PANELS[2:]
+
+    def shows(panel: Panel) -> bool:
+        return any(key in s and s[key][1].any() for _, s in named for key, _ in panel[1])
+
+    return [out[0]] + [p for p in out[1:] if shows(p)]
 
 
 def _figure(panels: int):  # type: ignore[no-untyped-def]
