@@ -2,12 +2,13 @@
 
 The page holds, per benchmark, the same tables as the text report (report/compare.py builds
 them; significant differences in bold) and plots of the runs' vmstat timelines (each kernel
-folder's vmstat.parquet, the first iteration): free memory, the page cache with its dirty and
-writeback pages, anonymous pages, on a NUMA machine the free memory and file pages of each node, reclaim's scan rates (kswapd and direct), and the rates written out and read in; and each
-benchmark table of one operation with several samples (fs_mark's loops), sample by sample. Plots are
-inline SVG drawn by matplotlib, without timestamps, so the same results give the same bytes.
-Rows of the vmstat and block tables that are zero in every run are left out and counted, and so
-are plot panels that are zero all along in every kernel (but free memory's).
+folder's vmstat.parquet, the first iteration): free memory; the page cache with its dirty and
+writeback pages; anonymous pages; on a NUMA machine the free memory and file pages of each
+node; reclaim's scan rates (kswapd and direct); the rates written out and read in. A benchmark
+table of one operation with several samples (fs_mark's loops) is plotted sample by sample.
+Plots are inline SVG drawn by matplotlib, without timestamps, so the same results give the
+same bytes. Rows of the vmstat and block tables that are zero in every run are left out and
+counted, and so are plot panels that are zero all along in every kernel (but free memory's).
 """
 
 from __future__ import annotations
