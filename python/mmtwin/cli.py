@@ -216,21 +216,26 @@ def print_comparison(paths: list[str], fmt: str, as_json: bool, html_path: Optio
 
 
 def html_output(arg: Optional[str]) -> Optional[Path]:
-    """Checks an --html FILE argument before any work: its folder must exist and FILE must not
-    be a folder."""
+    """Checks an --html FILE argument before any work: FILE must not be a folder, and the
+    nearest of its folders that exists must be a folder (the missing ones are made when the
+    page is written, as -o makes a results folder's)."""
     if arg is None:
         return None
     p = Path(arg)
     if p.is_dir():
         fail(f"--html {arg}: is a directory, expected the path of an HTML file to write")
-    parent = p.parent if str(p.parent) else Path(".")
-    if not parent.is_dir():
-        fail(f"--html {arg}: no such directory {str(parent)!r} to write the HTML report in")
+    parent = p.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if parent.exists() and not parent.is_dir():
+        fail(f"--html {arg}: {str(parent)!r} is not a directory, so the HTML report cannot be written there")
     return p
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Writes `text` to a new file beside `path` (mode by the umask) and renames it over `path`."""
+    """Writes `text` to a new file beside `path` (mode by the umask) and renames it over `path`;
+    missing folders on the way are made."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "x", encoding="utf-8") as f:

@@ -47,13 +47,21 @@ def test_run_html_writes_the_page_of_the_results_it_wrote(tmp_path, cli, small_s
 
 def test_bad_html_paths_exit_2_before_any_work_and_write_nothing(tmp_path, cli, small_scenario):
     out = tmp_path / "res"
-    r = cli("run", small_scenario, "-o", out, "-q", "--html", tmp_path / "missing" / "r.html")
-    assert r.code == 2 and "no such directory" in r.err and r.err.count("\n") == 1
+    (tmp_path / "file.txt").write_text("")
+    r = cli("run", small_scenario, "-o", out, "-q", "--html", tmp_path / "file.txt" / "r.html")
+    assert r.code == 2 and "is not a directory" in r.err and r.err.count("\n") == 1
     assert not out.exists()
     assert cli("run", small_scenario, "-o", out, "-q").code == 0
     r = cli("compare", out, "--html", tmp_path)
     assert r.code == 2 and "is a directory" in r.err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["res", "small.toml"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file.txt", "res", "small.toml"]
+
+
+def test_missing_folders_of_the_html_path_are_made_like_the_results_folders(tmp_path, cli, small_scenario):
+    # make demo writes results/anon-churn.html in a fresh clone, where results/ does not exist yet.
+    out, page = tmp_path / "results" / "res", tmp_path / "results" / "res.html"
+    assert cli("run", small_scenario, "-o", out, "-q", "--html", page).code == 0
+    assert page.read_text().startswith("<!DOCTYPE html>") and out.is_dir()
 
 
 def test_rows_zero_in_every_run_are_left_out_of_vmstat_tables_and_counted():
