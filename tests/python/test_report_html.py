@@ -127,3 +127,17 @@ def test_a_machine_of_several_nodes_gets_free_and_file_pages_per_node_panels():
     assert len(titles) == 5
     assert titles[2].startswith("Free memory per node") and "node 1 - -" in titles[2]
     assert titles[3].startswith("File pages per node")
+
+
+def test_a_kernel_without_a_timeline_keeps_the_others_colours(tmp_path, cli, small_scenario):
+    out = tmp_path / "res"
+    assert cli("run", small_scenario, "-o", out, "-q").code == 0
+    both = tmp_path / "both.html"
+    assert cli("compare", out, "--html", both).code == 0
+    (out / "old-3.0" / "vmstat.parquet").unlink()
+    one = tmp_path / "one.html"
+    assert cli("compare", out, "--html", one).code == 0
+    timelines = [re.search(r"<svg.*?</svg>", p.read_text(), re.S).group(0) for p in (both, one)]
+    # matplotlib's first two colours: the baseline's blue is gone, the second kernel's orange stays.
+    assert "#1f77b4" in timelines[0] and "#ff7f0e" in timelines[0]
+    assert "#1f77b4" not in timelines[1] and "#ff7f0e" in timelines[1]

@@ -218,8 +218,9 @@ def _colours() -> List[str]:
 
 
 def plot(named: Sequence[Tuple[str, Series]], fmt: str = "svg") -> bytes:
-    """The timeline panels of one benchmark, one colour per kernel, as an image file's bytes
-    (svg or png). matplotlib's object interface, no pyplot state: safe in any thread."""
+    """The timeline panels of one benchmark, one colour per kernel (by its place in `named`;
+    a kernel with no series draws nothing), as an image file's bytes (svg or png).
+    matplotlib's object interface, no pyplot state: safe in any thread."""
     chosen = panels(named)
     with _style():
         fig, axes = _figure(len(chosen))
@@ -301,12 +302,12 @@ def render_html(benchmarks: Sequence[Tuple[Optional[str], Report, Sequence[Run]]
     for name, report, runs in benchmarks:
         if name is not None:
             parts.append(f"<h2>{html.escape(name)}</h2>")
+        # A kernel without a timeline keeps its place (and so every kernel its colour).
         named = []
         for r in runs:
             tl = _timeline(r)
-            if tl is not None:
-                named.append((r.name, series(tl)))
-        if named:
+            named.append((r.name, series(tl) if tl is not None else {}))
+        if any(s for _, s in named):
             parts.append(plot_svg(named))
             parts.append('<p class="note">vmstat timelines of the first iteration of each kernel.</p>')
         samples = plot_samples(runs)
