@@ -289,9 +289,7 @@ def cmd_machine(args: argparse.Namespace) -> int:
         fail(str(e))
     text = render_machine_toml(m, now=time.strftime("%Y-%m-%d %H:%M:%S"))
     if args.output:
-        tmp = Path(args.output).with_suffix(".tmp")
-        tmp.write_text(text)
-        os.replace(tmp, args.output)
+        write_atomic(Path(args.output), text)
     else:
         print(text, end="")
     return 0

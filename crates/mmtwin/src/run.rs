@@ -72,8 +72,7 @@ pub fn run_iteration(cfg: &RunConfig, iteration: u32, progress: &mut dyn FnMut(f
         .zip(&sim.node_samples)
         .map(|((_, snap), per_node)| names.iter().map(|v| snap[*v as usize]).chain(per_node.iter().copied()).collect())
         .collect();
-    let nodes = sim.mm.zones.len() / crate::mm::mmzone::MAX_NR_ZONES;
-    let node_names = (0..nodes).flat_map(|n| NODE_TIMELINE_ITEMS.iter().map(move |(name, _)| format!("node{n}_{name}")));
+    let node_names = (0..sim.mm.nodes.len()).flat_map(|n| NODE_TIMELINE_ITEMS.iter().map(move |(name, _)| format!("node{n}_{name}")));
     let timeline_names = names.iter().map(|v| v.name().to_string()).chain(node_names).collect();
     for sb in 0..sim.mm.sbs.len() {
         let (dev, n) = (sim.mm.sbs[sb].dev, sim.mm.nr_bdev_pages(sb));

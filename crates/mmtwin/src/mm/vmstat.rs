@@ -275,9 +275,8 @@ impl Mm {
     /// The per-node counters the vmstat timeline samples, node after node, in the order of
     /// `NODE_TIMELINE_ITEMS` (/sys/devices/system/node/nodeN/vmstat's values for them).
     pub fn node_timeline_snapshot(&self) -> Vec<i64> {
-        let nodes = self.zones.len() / MAX_NR_ZONES;
-        let mut out = Vec::with_capacity(nodes * NODE_TIMELINE_ITEMS.len());
-        for nid in 0..nodes {
+        let mut out = Vec::with_capacity(self.nodes.len() * NODE_TIMELINE_ITEMS.len());
+        for nid in 0..self.nodes.len() {
             for (_, item) in NODE_TIMELINE_ITEMS {
                 out.push(match item {
                     Some(zs) => self.node_page_state(nid, zs) as i64,
