@@ -23,9 +23,12 @@
 //!    writeback; here the journal thread submits them at that age), or all at once when the
 //!    journal is three quarters full (log_do_checkpoint).
 //!
-//! Metadata blocks are not page cache pages here (the buffer cache's memory is not modelled);
-//! their I/O goes through the block layer like any other and counts in pgpgout. Directory leaf
-//! blocks are logged like other metadata (see `ialloc`); xfs's log is not modelled.
+//! The memory of metadata blocks is the block device's page cache ("Buffers": `touch_metadata_block`
+//! and `bread_metadata` in fs/mod.rs), whose pages reclaim may not take while the journal holds
+//! their block (`bdev_page_pinned`). Those pages are never dirtied or written back themselves:
+//! the journal's log and checkpoint writes are bios of stand-in frames that go through the
+//! block layer like any other and count in pgpgout. Directory leaf blocks are logged like other
+//! metadata (see `ialloc`); xfs's log is not modelled.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -291,9 +294,9 @@ impl Mm {
     }
 
     /// Submits writes of file system blocks `blocks` (sorted) of superblock `sb`, adjacent
-    /// blocks in one bio, counted on I/O context `io`, under one plug. Metadata buffers are not
-    /// page cache pages: the bios carry no page the completion must end (like direct I/O), and
-    /// each block is its own segment.
+    /// blocks in one bio, counted on I/O context `io`, under one plug. The bios carry stand-in
+    /// frames, not the blocks' cached pages: the completion has no page to end (like direct
+    /// I/O), and each block is its own segment.
     fn jbd_write_blocks(&mut self, sb: usize, blocks: &[u64], io: u32) {
         let (dev, start) = (self.sbs[sb].dev, self.sbs[sb].start_sector);
         let plugged = self.blk_start_plug(PlugSite::Journal);
