@@ -157,14 +157,17 @@ def test_on_the_2631_single_list_e084b_lengthens_the_allocator_sleep_and_costs_1
     # revert (session 27). 256M sits on the memory cliff of both kernels, where changes that
     # act on both alike move the ratio: 2.06x, then 1.39x once a throttled writer stopped
     # dirtying a page per pause (session 25), then 1.10x (891 against 807 s over three runs)
-    # with 3.0's per-CPU dirty ratelimit (session 27); the read loss stayed at 32%.
+    # with 3.0's per-CPU dirty ratelimit (session 27); the read loss stayed at 32%. Since the
+    # watermark checks read NR_FREE_PAGES without the CPUs' unfolded diffs (session 32), the
+    # revert falls off the cliff in two runs of three as well (987 against 792 s) and the loss
+    # at 256M is 24%; at 320M it is 55% (EXPERIMENTS.md).
     def slept(kernel, bench):
         return sum(it["block"]["congestion_wait_ns"][0] for it in summary(single_list, bench, kernel)["iterations"])
 
-    for mem, ratio in (("256M", 1.0), ("320M", 1.25)):
+    for mem, ratio, loss in (("256M", 1.0, 0.15), ("320M", 1.25, 0.25)):
         bench = f"iozone-{mem}"
         assert slept("2.6.31", bench) > ratio * slept("2.6.31-revert-e084b", bench)
-        assert _loss_2631(single_list, mem) > 0.25
+        assert _loss_2631(single_list, mem) > loss
 
 
 @pytest.mark.xfail(strict=True, reason="not reproduced: with 3 MIGRATE_RESERVE blocks at 320M the revert's stalls go, "

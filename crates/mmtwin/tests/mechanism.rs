@@ -756,3 +756,84 @@ fn single_list_2631_hot_request_searches_from_the_head_and_an_overflow_frees_the
     assert_ne!(mm.pages[r as usize].state(), mmtwin::mm::PageState::Pcp);
     assert_eq!(nr_free(&mm, z, 0, MigrateType::Reserve), 1, "the reserve page went back to the reserve");
 }
+
+#[test]
+fn the_watermark_checks_see_nr_free_pages_only_once_a_cpus_diff_passes_the_threshold_or_is_folded() {
+    // 24 CPUs and a 2G node (DMA32 just under 2G, 15 units of 128M): stat_threshold
+    // 2 × fls(24) × (1 + fls(15)) = 50, refills of 31.
+    let mut mm = boot("linux-3.0", 1, 24, "2G", "");
+    let z = zid(0, ZoneType::Dma32);
+    assert_eq!(mm.zones[z].stat_threshold, 50);
+    let folded0 = mm.zones[z].nr_free_pages_vmstat();
+    assert_eq!(folded0, mm.zones[z].nr_free_pages, "nothing unfolded after boot");
+    // The first allocation on CPU 3 refills its list: 31 pages leave the free lists, and the
+    // counter the watermark checks read does not move.
+    let mut pages = vec![mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 3).unwrap()];
+    assert_eq!(mm.zones[z].nr_free_pages, folded0 - 31);
+    assert_eq!(mm.zones[z].nr_free_pages_vmstat(), folded0);
+    assert_eq!(mm.zones[z].pcp[3].free_diff, -31);
+    // The second refill would take the diff to -62: all of it is folded.
+    while mm.zones[z].nr_free_pages > folded0 - 62 {
+        pages.push(mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 3).unwrap());
+    }
+    assert_eq!(mm.zones[z].nr_free_pages_vmstat(), mm.zones[z].nr_free_pages);
+    assert_eq!(mm.zones[z].pcp[3].free_diff, 0);
+    // A third refill leaves -31 unfolded again, until vmstat_update runs on that CPU.
+    while mm.zones[z].nr_free_pages > folded0 - 93 {
+        pages.push(mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 3).unwrap());
+    }
+    assert_eq!(mm.zones[z].nr_free_pages_vmstat() - mm.zones[z].nr_free_pages, 31);
+    mm.refresh_cpu_vm_stats(2);
+    assert_eq!(mm.zones[z].pcp[3].free_diff, -31, "another CPU's refresh leaves it");
+    mm.refresh_cpu_vm_stats(3);
+    assert_eq!(mm.zones[z].nr_free_pages_vmstat(), mm.zones[z].nr_free_pages);
+    check_all(&mm).unwrap();
+}
+
+#[test]
+fn kswapd_folds_at_the_pressure_threshold_while_awake_and_reads_the_cpus_diffs_below_the_drift_mark() {
+    for (profile, pressure) in [("linux-3.0", true), ("linux-6.x", true), ("linux-2.6.32", false)] {
+        // Two 2G nodes of 12 CPUs: node 0's DMA32 zone has a threshold of 50 and a min
+        // watermark of about 1,000 pages, which 24 CPUs × 50 of drift can hide.
+        let mut mm = boot(profile, 2, 12, "2G", "");
+        let z = zid(0, ZoneType::Dma32);
+        let (min, low, high) = { let zz = &mm.zones[z]; (zz.min_wmark_pages(), zz.low_wmark_pages(), zz.high_wmark_pages()) };
+        let normal = mm.zones[z].stat_threshold;
+        assert_eq!(normal, 50, "{profile}");
+        assert!(24 * normal as u64 > min, "{profile}: the drift can hide the min watermark ({} > {min})", 24 * normal);
+        // percpu_drift_mark (2.6.36+): high + CPUs × threshold.
+        let mark = if pressure { (high + 24 * normal as u64) as i64 } else { 0 };
+        assert_eq!(mm.zones[z].percpu_drift_mark, mark, "{profile}");
+        mm.set_pgdat_percpu_threshold(0, true);
+        let expect = if pressure { ((low - min) / 24).clamp(1, 125) as i32 } else { normal };
+        assert_eq!(mm.zones[z].stat_threshold, expect, "{profile}: kswapd awake");
+        mm.set_pgdat_percpu_threshold(0, false);
+        assert_eq!(mm.zones[z].stat_threshold, normal, "{profile}: kswapd asleep");
+        // 24 blocks of 64K taken, then the rest of the zone; two 4M blocks given back on CPU 0
+        // (each folded at once), and the 64K blocks freed one on each CPU: the counter does not
+        // see those yet.
+        let small: Vec<u32> = (0..24).map(|_| mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 4, 0).unwrap()).collect();
+        assert!(small.iter().all(|&p| mm.page_zone(p) == z));
+        let blocks = drain_zone(&mut mm, z);
+        for cpu in 0..24 {
+            mm.refresh_cpu_vm_stats(cpu);
+        }
+        for &(pfn, order) in blocks.iter().filter(|b| b.1 == 10).take(2) {
+            mm.free_pages(pfn, order, 0);
+        }
+        for (cpu, &p) in small.iter().enumerate() {
+            mm.free_pages(p, 4, cpu);
+        }
+        let (folded, exact) = (mm.zones[z].nr_free_pages_vmstat(), mm.zones[z].nr_free_pages);
+        assert_eq!((folded, exact), (2048, 2048 + 24 * 16), "{profile}");
+        if pressure {
+            assert!(folded < mark, "{profile}: the counter is below the drift mark");
+        }
+        // A watermark between the two: the allocator's check fails on the counter; kswapd's
+        // (2.6.36+) adds up the CPUs' diffs below the drift mark and passes.
+        let m = ((exact + folded) / 2) as u64;
+        assert!(!mm.zone_watermark_ok(z, 0, m, ZoneType::Dma32 as usize, 0), "{profile}");
+        assert_eq!(mm.zone_watermark_ok_safe(z, 0, m, ZoneType::Dma32 as usize, 0), pressure, "{profile}: kswapd's check");
+        check_all(&mm).unwrap();
+    }
+}

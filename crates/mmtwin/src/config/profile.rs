@@ -87,6 +87,7 @@ pub struct PolicyOverrides {
     pub slab_high_order: Option<SlabHighOrder>,
     pub dirty_ratelimit: Option<DirtyRatelimit>,
     pub balance_dirty_pages: Option<BalanceDirtyPages>,
+    pub vmstat_threshold: Option<VmstatThreshold>,
     pub merge_tail_heuristic: Option<bool>,
 }
 
@@ -99,7 +100,7 @@ impl PolicyOverrides {
         }
         set!(watermark_setup, watermark_check, fallback, pcp, cold_refill, zonelist, atomic_reserve,
              zonelist_cache, lru_owner, page_count_basis, reclaim_writeback, dirty_placement, reclaim_wait,
-             reclaim_drain, readahead_gfp, scan_batch, lowmem_reserve, blk_plug, shrinker, slab_high_order, dirty_ratelimit, balance_dirty_pages, merge_tail_heuristic);
+             reclaim_drain, readahead_gfp, scan_batch, lowmem_reserve, blk_plug, shrinker, slab_high_order, dirty_ratelimit, balance_dirty_pages, vmstat_threshold, merge_tail_heuristic);
         p
     }
 }

@@ -176,6 +176,9 @@ impl Mm {
                     lowmem_reserve: [0; MAX_NR_ZONES],
                     free_area: Default::default(),
                     nr_free_pages: 0,
+                    free_diff_sum: 0,
+                    stat_threshold: 0,
+                    percpu_drift_mark: 0,
                     nr_reserved_highatomic: 0,
                     pcp: vec![PerCpuPages::default(); nr_cpus],
                     flags: 0,
@@ -568,6 +571,47 @@ impl Mm {
         self.calculate_totalreserve_pages();
         for zid in 0..self.zones.len() {
             self.zone_pcp_update(zid);
+        }
+        self.refresh_zone_stat_thresholds();
+    }
+
+    /// refresh_zone_stat_thresholds: each zone's per-CPU counter threshold
+    /// (calculate_normal_threshold, on the zone's present pages in 3.x and managed pages in
+    /// 6.x) and, with `kswapd-pressure`, its percpu_drift_mark: the high watermark plus the
+    /// largest drift, CPUs × threshold, when that drift exceeds the min watermark.
+    pub fn refresh_zone_stat_thresholds(&mut self) {
+        let cpus = self.cpu_to_node.len() as u64;
+        for zid in 0..self.zones.len() {
+            let pages = self.page_count(&self.zones[zid]);
+            let pressure = self.policy.vmstat_threshold == VmstatThreshold::KswapdPressure;
+            let z = &mut self.zones[zid];
+            let t = super::vmstat::stat_threshold_3x(pages, cpus);
+            z.stat_threshold = t as i32;
+            let max_drift = cpus * t;
+            z.percpu_drift_mark = if pressure && max_drift > z.watermark[WMARK_MIN] { (z.high_wmark_pages() + max_drift) as i64 } else { 0 };
+        }
+    }
+
+    /// set_pgdat_percpu_threshold: kswapd of node `nid` awake (`pressure`: the pressure
+    /// threshold, (low − min) / CPUs within 1..125) or going to sleep (the normal threshold).
+    /// Diffs already beyond a lowered threshold are folded at their CPU's next change.
+    pub fn set_pgdat_percpu_threshold(&mut self, nid: usize, pressure: bool) {
+        if self.policy.vmstat_threshold != VmstatThreshold::KswapdPressure {
+            return;
+        }
+        let cpus = self.cpu_to_node.len() as u64;
+        for zid in nid * MAX_NR_ZONES..(nid + 1) * MAX_NR_ZONES {
+            let pages = self.page_count(&self.zones[zid]);
+            let z = &mut self.zones[zid];
+            if !z.populated() {
+                continue;
+            }
+            let t = if pressure {
+                ((z.watermark[WMARK_LOW] - z.watermark[WMARK_MIN]) / cpus).clamp(1, 125)
+            } else {
+                super::vmstat::stat_threshold_3x(pages, cpus)
+            };
+            z.stat_threshold = t as i32;
         }
     }
 

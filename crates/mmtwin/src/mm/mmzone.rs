@@ -149,6 +149,9 @@ pub struct PerCpuPages {
     /// This CPU changed the zone's NR_FREE_PAGES since the last vmstat refresh (a non-zero
     /// vm_stat_diff).
     pub stat_diff: bool,
+    /// This CPU's part of NR_FREE_PAGES not yet folded into the zone's counter (the
+    /// NR_FREE_PAGES entry of vm_stat_diff).
+    pub free_diff: i32,
     pub lists: [ListHead; NR_PCP_LISTS],
 }
 
@@ -214,8 +217,18 @@ pub struct Zone {
     /// Pages an allocation whose highest usable zone is `j` must leave free here.
     pub lowmem_reserve: [u64; MAX_NR_ZONES],
     pub free_area: [FreeArea; NR_PAGE_ORDERS],
-    /// NR_FREE_PAGES: pages on the buddy lists (not pcp).
+    /// NR_FREE_PAGES: pages on the buddy lists (not pcp), exactly: what the CPUs' counters
+    /// add up to (zone_page_state_snapshot). What the kernel's readers see is
+    /// `nr_free_pages_vmstat()`.
     pub nr_free_pages: i64,
+    /// The part of `nr_free_pages` still in the CPUs' `free_diff`s (their sum).
+    pub free_diff_sum: i64,
+    /// The per-CPU counter threshold (the pagesets' stat_threshold): a CPU's diff is folded
+    /// into the zone's counter when a change would take it beyond ± this.
+    pub stat_threshold: i32,
+    /// 2.6.36+ percpu_drift_mark: below this folded NR_FREE_PAGES kswapd's watermark checks
+    /// sum the CPUs' diffs (0: the drift can never hide the min watermark).
+    pub percpu_drift_mark: i64,
     /// 6.x nr_reserved_highatomic.
     pub nr_reserved_highatomic: u64,
     /// One per CPU of the machine.
@@ -256,6 +269,14 @@ pub enum NumaStat {
 pub const NR_NUMA_STAT_ITEMS: usize = 6;
 
 impl Zone {
+    /// NR_FREE_PAGES as zone_page_state() reads it: the zone's counter without what the CPUs
+    /// have not folded into it yet (it may lag the free lists by up to CPUs × stat_threshold
+    /// pages either way).
+    #[inline(always)]
+    pub fn nr_free_pages_vmstat(&self) -> i64 {
+        self.nr_free_pages - self.free_diff_sum
+    }
+
     /// Whether the zone has any present pages (populated_zone).
     #[inline(always)]
     pub fn populated(&self) -> bool {

@@ -664,6 +664,16 @@ impl Mm {
     #[cold]
     #[inline(never)]
     fn rmqueue_bulk(&mut self, zid: usize, cpu: usize, order: usize, count: u32, mt: MigrateType, pindex: usize, cold: bool, alloc_flags: AllocFlags) -> u32 {
+        let before = self.zones[zid].nr_free_pages;
+        let n = self.rmqueue_bulk_locked(zid, cpu, order, count, mt, pindex, cold, alloc_flags);
+        self.mod_zone_freepage_state(zid, cpu, self.zones[zid].nr_free_pages - before);
+        n
+    }
+
+    /// rmqueue_bulk's work under the zone lock (its NR_FREE_PAGES change is accounted by the
+    /// caller, once, as the kernel does after the loop).
+    #[inline(always)]
+    fn rmqueue_bulk_locked(&mut self, zid: usize, cpu: usize, order: usize, count: u32, mt: MigrateType, pindex: usize, cold: bool, alloc_flags: AllocFlags) -> u32 {
         self.cost_ns += self.costs.zone_lock_ns;
         self.zones[zid].pcp[cpu].stat_diff = true;
         let mut prev = NIL;
@@ -868,6 +878,14 @@ impl Mm {
         if count == 0 {
             return;
         }
+        let before = self.zones[zid].nr_free_pages;
+        self.free_pcppages_bulk_locked(zid, cpu, count, pindex);
+        self.mod_zone_freepage_state(zid, cpu, self.zones[zid].nr_free_pages - before);
+    }
+
+    /// free_pcppages_bulk's work under the zone lock.
+    #[inline(always)]
+    fn free_pcppages_bulk_locked(&mut self, zid: usize, cpu: usize, count: u32, pindex: usize) {
         self.cost_ns += self.costs.zone_lock_ns;
         self.zones[zid].pcp[cpu].stat_diff = true;
         self.zones[zid].all_unreclaimable = false;
@@ -1255,17 +1273,30 @@ impl Mm {
         }
     }
 
-    /// zone_watermark_ok with the zone's NR_FREE_PAGES.
+    /// zone_watermark_ok with the zone's NR_FREE_PAGES as zone_page_state() reads it (the
+    /// CPUs' unfolded diffs left out).
     #[inline(always)]
     pub fn zone_watermark_ok(&self, zid: usize, order: usize, mark: u64, highest_zoneidx: usize, alloc_flags: AllocFlags) -> bool {
-        self.__zone_watermark_ok(zid, order, mark, highest_zoneidx, alloc_flags, self.zones[zid].nr_free_pages)
+        self.__zone_watermark_ok(zid, order, mark, highest_zoneidx, alloc_flags, self.zones[zid].nr_free_pages_vmstat())
+    }
+
+    /// zone_watermark_ok_safe (kswapd's check): with `kswapd-pressure` (2.6.36+) the CPUs' diffs
+    /// are added up (zone_page_state_snapshot) when the folded counter is below the zone's
+    /// percpu_drift_mark; with `fixed` it is zone_watermark_ok.
+    pub fn zone_watermark_ok_safe(&self, zid: usize, order: usize, mark: u64, highest_zoneidx: usize, alloc_flags: AllocFlags) -> bool {
+        let z = &self.zones[zid];
+        let mut free = z.nr_free_pages_vmstat();
+        if self.policy.vmstat_threshold == VmstatThreshold::KswapdPressure && z.percpu_drift_mark != 0 && free < z.percpu_drift_mark {
+            free = z.nr_free_pages;
+        }
+        self.__zone_watermark_ok(zid, order, mark, highest_zoneidx, alloc_flags, free)
     }
 
     /// 6.x zone_watermark_fast: an order-0 shortcut, and the boost exemption for __GFP_HIGH
     /// (3.x: plain zone_watermark_ok). The caller charges the check's cost.
     #[inline(always)]
     fn zone_watermark_fast(&self, z: &Zone, order: usize, mark: u64, highest_zoneidx: usize, alloc_flags: AllocFlags) -> bool {
-        let free = z.nr_free_pages;
+        let free = z.nr_free_pages_vmstat();
         if self.policy.watermark_check == WatermarkCheck::OrderHalving {
             return self.wmark_ok(z, order, mark, highest_zoneidx, alloc_flags, free);
         }
@@ -1363,6 +1394,15 @@ impl Mm {
     /// again for non-blocking or OOM requests.
     #[inline(never)]
     fn rmqueue_buddy(&mut self, zid: usize, cpu: usize, order: usize, alloc_flags: AllocFlags, mt: MigrateType) -> Option<Pfn> {
+        let before = self.zones[zid].nr_free_pages;
+        let page = self.rmqueue_buddy_locked(zid, cpu, order, alloc_flags, mt);
+        self.mod_zone_freepage_state(zid, cpu, self.zones[zid].nr_free_pages - before);
+        page
+    }
+
+    /// rmqueue_buddy's work under the zone lock.
+    #[inline(always)]
+    fn rmqueue_buddy_locked(&mut self, zid: usize, cpu: usize, order: usize, alloc_flags: AllocFlags, mt: MigrateType) -> Option<Pfn> {
         self.cost_ns += self.costs.zone_lock_ns;
         self.zones[zid].pcp[cpu].stat_diff = true;
         let highatomic = self.policy.atomic_reserve == AtomicReserve::Highatomic;
@@ -1975,7 +2015,33 @@ impl Mm {
             self.zones[zid].pages_scanned = 0;
             let mt = self.get_pageblock_migratetype(pfn);
             self.__free_one_page(zid, pfn, order, mt);
+            self.mod_zone_freepage_state(zid, cpu, 1 << order);
         }
+    }
+
+    /// __mod_zone_page_state(zone, NR_FREE_PAGES, delta) on `cpu`: the change goes to the CPU's
+    /// diff, and the diff is folded into the zone's counter instead when the change would take
+    /// it beyond ± the zone's stat_threshold.
+    #[inline(always)]
+    pub(crate) fn mod_zone_freepage_state(&mut self, zid: usize, cpu: usize, delta: i64) {
+        let z = &mut self.zones[zid];
+        let t = i64::from(z.stat_threshold);
+        let old = i64::from(z.pcp[cpu].free_diff);
+        let x = old + delta;
+        if x > t || x < -t {
+            z.free_diff_sum -= old;
+            z.pcp[cpu].free_diff = 0;
+        } else {
+            z.free_diff_sum += delta;
+            z.pcp[cpu].free_diff = x as i32;
+        }
+    }
+
+    /// Folds `cpu`'s NR_FREE_PAGES diff of zone `zid` into the zone's counter.
+    #[inline(always)]
+    pub(crate) fn fold_zone_freepage_diff(&mut self, zid: usize, cpu: usize) {
+        let z = &mut self.zones[zid];
+        z.free_diff_sum -= i64::from(std::mem::take(&mut z.pcp[cpu].free_diff));
     }
 }
 

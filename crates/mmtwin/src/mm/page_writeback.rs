@@ -257,7 +257,7 @@ impl Mm {
 
     /// determine_dirtyable_memory (3.x) / global_dirtyable_memory (6.x).
     pub fn dirtyable_memory(&self) -> u64 {
-        let free = self.zones.iter().map(|z| z.nr_free_pages.max(0) as u64).sum::<u64>();
+        let free = self.zones.iter().map(|z| z.nr_free_pages_vmstat()).sum::<i64>().max(0) as u64;
         let mut x = free + self.nr_lru_pages(LruList::InactiveFile) + self.nr_lru_pages(LruList::ActiveFile);
         if self.nr_swap_pages() > 0 && self.era == Era::Linux3 {
             x += self.nr_lru_pages(LruList::InactiveAnon) + self.nr_lru_pages(LruList::ActiveAnon);
@@ -298,7 +298,7 @@ impl Mm {
     /// zone_reclaimable_pages, no reserve taken off) and its (background, dirty) thresholds.
     pub fn zone_dirty_limits(&self, zid: usize) -> (u64, u64) {
         let z = &self.zones[zid];
-        let mem = 1 + z.nr_free_pages.max(0) as u64 + self.zone_reclaimable_pages(zid);
+        let mem = 1 + z.nr_free_pages_vmstat().max(0) as u64 + self.zone_reclaimable_pages(zid);
         self.dirty_limits_of(mem, self.dirtyable_memory())
     }
 
@@ -320,7 +320,7 @@ impl Mm {
         let (mut free, mut reserve, mut dirty) = (0u64, 0u64, 0u64);
         for zid in zones {
             let z = &self.zones[zid];
-            free += z.nr_free_pages.max(0) as u64;
+            free += z.nr_free_pages_vmstat().max(0) as u64;
             reserve += z.lowmem_reserve.iter().copied().max().unwrap_or(0) + z.high_wmark_pages();
             dirty += self.zone_dirty_pages(zid);
         }

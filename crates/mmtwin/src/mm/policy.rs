@@ -349,6 +349,25 @@ pub enum BalanceDirtyPages {
     IoLess,
 }
 
+/// How the per-CPU vmstat counters of NR_FREE_PAGES are bounded while kswapd works (mm/vmstat.c).
+/// In every era each CPU keeps its changes to a zone's NR_FREE_PAGES in a diff folded into the
+/// zone's counter once it would pass the zone's stat_threshold (2 × fls(CPUs) × (1 + fls(zone
+/// size in 128 MiB)), at most 125) and every second by vmstat_update; the watermark checks read
+/// the folded counter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VmstatThreshold {
+    /// Up to 2.6.35: the threshold is fixed, and kswapd reads the folded counter like every
+    /// other watermark check.
+    Fixed,
+    /// 2.6.36+ (aa45484031dd, "calculate a better estimate of NR_FREE_PAGES when memory is low
+    /// and kswapd is awake") and 2.6.37+ (88f5acf88ae6, "adjust the per-cpu counter threshold
+    /// when memory is low"): kswapd's checks (zone_watermark_ok_safe) add up the CPUs' diffs
+    /// when the folded counter is below the zone's percpu_drift_mark, and while kswapd is
+    /// awake its node's zones fold at the pressure threshold, (low − min) / CPUs (1..125).
+    KswapdPressure,
+}
+
 /// The memory manager's era policies, resolved (every field set).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -375,6 +394,7 @@ pub struct MmPolicy {
     pub slab_high_order: SlabHighOrder,
     pub dirty_ratelimit: DirtyRatelimit,
     pub balance_dirty_pages: BalanceDirtyPages,
+    pub vmstat_threshold: VmstatThreshold,
     /// buddy_merge_likely (both eras): free a block to the list tail when its parent's buddy is
     /// free, so it stays free long enough to merge.
     pub merge_tail_heuristic: bool,
@@ -405,6 +425,7 @@ impl MmPolicy {
         slab_high_order: SlabHighOrder::MayReclaim,
         dirty_ratelimit: DirtyRatelimit::PerCpu,
         balance_dirty_pages: BalanceDirtyPages::IoFull,
+        vmstat_threshold: VmstatThreshold::KswapdPressure,
         merge_tail_heuristic: true,
     };
 
@@ -413,7 +434,7 @@ impl MmPolicy {
     /// instead of wait_iff_congested, no pcp drain after order-0 direct reclaim, readahead
     /// without __GFP_NORETRY, no buddy tail-merge heuristic (6dda9d55bf54, 2.6.35), scan
     /// shares saved up to a batch (nr_saved_scan, until 2.6.39), queue plugging (per-task
-    /// plugs came in 2.6.39). It includes e084b2d95e48
+    /// plugs came in 2.6.39), fixed vmstat thresholds (2.6.36–37 added kswapd's). It includes e084b2d95e48
     /// (2.6.31), so cold refills keep PFN order.
     pub const LINUX_2_6_32: MmPolicy = MmPolicy {
         reclaim_wait: ReclaimWait::CongestionWait,
@@ -421,6 +442,7 @@ impl MmPolicy {
         reclaim_drain: ReclaimDrain::HighOrderOnly,
         readahead_gfp: ReadaheadGfp::Cold,
         blk_plug: BlkPlugPolicy::QueuePlug,
+        vmstat_threshold: VmstatThreshold::Fixed,
         merge_tail_heuristic: false,
         ..MmPolicy::LINUX_3_0
     };
@@ -449,6 +471,7 @@ impl MmPolicy {
         slab_high_order: SlabHighOrder::NoReclaim,
         dirty_ratelimit: DirtyRatelimit::PerTask,
         balance_dirty_pages: BalanceDirtyPages::IoLess,
+        vmstat_threshold: VmstatThreshold::KswapdPressure,
         merge_tail_heuristic: true,
     };
 

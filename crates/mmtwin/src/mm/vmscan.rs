@@ -663,7 +663,7 @@ impl Mm {
         // 3.x: a zone with almost no page cache left (file + free at most its high watermark)
         // has its anon lists scanned alone.
         let file_starved = self.era == Era::Linux3
-            && self.lruvec_zone(lv).is_some_and(|zid| file + self.zones[zid].nr_free_pages.max(0) as u64 <= self.zones[zid].high_wmark_pages());
+            && self.lruvec_zone(lv).is_some_and(|zid| file + self.zones[zid].nr_free_pages_vmstat().max(0) as u64 <= self.zones[zid].high_wmark_pages());
         let (fraction, denominator) = if noswap {
             ([0u64, 1], 1u64)
         } else if file_starved {
@@ -1206,6 +1206,8 @@ impl Task for Kswapd {
         let cost0 = mm.costs.kswapd_pass_ns;
         match self.state {
             KswapdState::Idle => {
+                // kswapd_try_to_sleep, woken: the pressure threshold while awake.
+                mm.set_pgdat_percpu_threshold(self.nid, true);
                 self.take_request(mm);
                 self.start_balance(mm);
                 Step { user_ns: 0, system_ns: cost0, after: After::Continue }
@@ -1259,6 +1261,7 @@ impl Task for Kswapd {
                                 mm.nodes[self.nid].nr_writeback_throttled -= 1;
                             }
                             self.state = KswapdState::Idle;
+                            mm.set_pgdat_percpu_threshold(self.nid, false);
                             return Step { user_ns: 0, system_ns: cost0, after: After::Block };
                         }
                         mm.events.count(VmStat::KswapdHighWmarkHitQuickly, 1);
@@ -1303,6 +1306,8 @@ impl Task for Kswapd {
                 self.state = KswapdState::Idle;
                 self.order = 0;
                 self.classzone_idx = 0;
+                // kswapd_try_to_sleep: the normal threshold before schedule().
+                mm.set_pgdat_percpu_threshold(self.nid, false);
                 Step { user_ns: 0, system_ns: 0, after: After::Block }
             }
         }
@@ -1373,7 +1378,7 @@ pub enum PassOutcome {
 impl Mm {
     /// Returns true if `zid` meets `mark` for `order` against `classzone` (zone_watermark_ok_safe).
     fn wmark_ok_safe(&self, zid: usize, order: usize, mark: u64, classzone: usize) -> bool {
-        self.zone_watermark_ok(zid, order, mark, classzone, 0)
+        self.zone_watermark_ok_safe(zid, order, mark, classzone, 0)
     }
 
     /// One priority pass of 3.x balance_pgdat over node `nid`: finds the highest zone below its

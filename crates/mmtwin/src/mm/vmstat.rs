@@ -537,7 +537,8 @@ impl Mm {
 
 impl Mm {
     /// The periodic per-CPU vmstat refresh (refresh_cpu_vm_stats with do_pagesets, from
-    /// vmstat_update every `stat_interval`): 6.x decays auto-tuned pcp `high` marks; both eras
+    /// vmstat_update every `stat_interval`): folds the CPU's NR_FREE_PAGES diffs into the
+    /// zones' counters; 6.x decays auto-tuned pcp `high` marks; both eras
     /// drain this CPU's pcp lists of remote-node zones a batch at a time once it has left them
     /// alone for three refreshes. Returns the number of changes.
     pub fn refresh_cpu_vm_stats(&mut self, cpu: usize) -> u32 {
@@ -553,6 +554,7 @@ impl Mm {
                     pcp.expire = 3;
                 }
             }
+            self.fold_zone_freepage_diff(zid, cpu);
             if self.policy.pcp == super::policy::PcpPolicy::OrderListsAutotune {
                 changes += self.decay_pcp_high(zid, cpu);
             }

@@ -11,7 +11,8 @@ const ON_BUDDY: u8 = 1;
 const ON_PCP: u8 = 2;
 
 /// Checks, for every zone: each list is well linked and its length is right; each free list
-/// holds only free heads of its order and type; nr_free and NR_FREE_PAGES match the lists; the
+/// holds only free heads of its order and type; nr_free and NR_FREE_PAGES match the lists (and
+/// the CPUs' unfolded NR_FREE_PAGES diffs add up to what the zone counts as unfolded); the
 /// pcp counts match their lists; every present frame is covered by exactly one free block, pcp
 /// block or allocated block (or is reserved); and no two free buddies of one order are unmerged.
 pub fn check(mm: &Mm) -> Result<(), String> {
@@ -46,6 +47,10 @@ pub fn check(mm: &Mm) -> Result<(), String> {
         }
         if free_pages != z.nr_free_pages {
             return Err(format!("{name}: NR_FREE_PAGES is {} but the free lists hold {free_pages}", z.nr_free_pages));
+        }
+        let diffs: i64 = z.pcp.iter().map(|p| i64::from(p.free_diff)).sum();
+        if diffs != z.free_diff_sum {
+            return Err(format!("{name}: the CPUs' NR_FREE_PAGES diffs add up to {diffs}, but the zone counts {} unfolded", z.free_diff_sum));
         }
         for (cpu, pcp) in z.pcp.iter().enumerate() {
             let mut count = 0u32;
