@@ -771,20 +771,20 @@ fn the_watermark_checks_see_nr_free_pages_only_once_a_cpus_diff_passes_the_thres
     let mut pages = vec![mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 3).unwrap()];
     assert_eq!(mm.zones[z].nr_free_pages, folded0 - 31);
     assert_eq!(mm.zones[z].nr_free_pages_vmstat(), folded0);
-    assert_eq!(mm.zones[z].pcp[3].free_diff, -31);
+    assert_eq!(mm.zones[z].free_diff[3], -31);
     // The second refill would take the diff to -62: all of it is folded.
     while mm.zones[z].nr_free_pages > folded0 - 62 {
         pages.push(mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 3).unwrap());
     }
     assert_eq!(mm.zones[z].nr_free_pages_vmstat(), mm.zones[z].nr_free_pages);
-    assert_eq!(mm.zones[z].pcp[3].free_diff, 0);
+    assert_eq!(mm.zones[z].free_diff[3], 0);
     // A third refill leaves -31 unfolded again, until vmstat_update runs on that CPU.
     while mm.zones[z].nr_free_pages > folded0 - 93 {
         pages.push(mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 3).unwrap());
     }
     assert_eq!(mm.zones[z].nr_free_pages_vmstat() - mm.zones[z].nr_free_pages, 31);
     mm.refresh_cpu_vm_stats(2);
-    assert_eq!(mm.zones[z].pcp[3].free_diff, -31, "another CPU's refresh leaves it");
+    assert_eq!(mm.zones[z].free_diff[3], -31, "another CPU's refresh leaves it");
     mm.refresh_cpu_vm_stats(3);
     assert_eq!(mm.zones[z].nr_free_pages_vmstat(), mm.zones[z].nr_free_pages);
     check_all(&mm).unwrap();

@@ -177,6 +177,7 @@ impl Mm {
                     free_area: Default::default(),
                     nr_free_pages: 0,
                     free_diff_sum: 0,
+                    free_diff: vec![0; nr_cpus],
                     stat_threshold: 0,
                     percpu_drift_mark: 0,
                     nr_reserved_highatomic: 0,

@@ -149,9 +149,6 @@ pub struct PerCpuPages {
     /// This CPU changed the zone's NR_FREE_PAGES since the last vmstat refresh (a non-zero
     /// vm_stat_diff).
     pub stat_diff: bool,
-    /// This CPU's part of NR_FREE_PAGES not yet folded into the zone's counter (the
-    /// NR_FREE_PAGES entry of vm_stat_diff).
-    pub free_diff: i32,
     pub lists: [ListHead; NR_PCP_LISTS],
 }
 
@@ -223,6 +220,10 @@ pub struct Zone {
     pub nr_free_pages: i64,
     /// The part of `nr_free_pages` still in the CPUs' `free_diff`s (their sum).
     pub free_diff_sum: i64,
+    /// Each CPU's part of NR_FREE_PAGES not yet folded into the zone's counter (the
+    /// NR_FREE_PAGES entry of its pageset's vm_stat_diff; kept apart from `pcp` so that the
+    /// per-cpu lists' hot fields keep their layout).
+    pub free_diff: Vec<i32>,
     /// The per-CPU counter threshold (the pagesets' stat_threshold): a CPU's diff is folded
     /// into the zone's counter when a change would take it beyond ± this.
     pub stat_threshold: i32,

@@ -2026,14 +2026,14 @@ impl Mm {
     pub(crate) fn mod_zone_freepage_state(&mut self, zid: usize, cpu: usize, delta: i64) {
         let z = &mut self.zones[zid];
         let t = i64::from(z.stat_threshold);
-        let old = i64::from(z.pcp[cpu].free_diff);
+        let old = i64::from(z.free_diff[cpu]);
         let x = old + delta;
         if x > t || x < -t {
             z.free_diff_sum -= old;
-            z.pcp[cpu].free_diff = 0;
+            z.free_diff[cpu] = 0;
         } else {
             z.free_diff_sum += delta;
-            z.pcp[cpu].free_diff = x as i32;
+            z.free_diff[cpu] = x as i32;
         }
     }
 
@@ -2041,7 +2041,7 @@ impl Mm {
     #[inline(always)]
     pub(crate) fn fold_zone_freepage_diff(&mut self, zid: usize, cpu: usize) {
         let z = &mut self.zones[zid];
-        z.free_diff_sum -= i64::from(std::mem::take(&mut z.pcp[cpu].free_diff));
+        z.free_diff_sum -= i64::from(std::mem::take(&mut z.free_diff[cpu]));
     }
 }
 

@@ -48,7 +48,7 @@ pub fn check(mm: &Mm) -> Result<(), String> {
         if free_pages != z.nr_free_pages {
             return Err(format!("{name}: NR_FREE_PAGES is {} but the free lists hold {free_pages}", z.nr_free_pages));
         }
-        let diffs: i64 = z.pcp.iter().map(|p| i64::from(p.free_diff)).sum();
+        let diffs: i64 = z.free_diff.iter().map(|&d| i64::from(d)).sum();
         if diffs != z.free_diff_sum {
             return Err(format!("{name}: the CPUs' NR_FREE_PAGES diffs add up to {diffs}, but the zone counts {} unfolded", z.free_diff_sum));
         }
