@@ -582,11 +582,10 @@ impl Mm {
     /// largest drift, CPUs × threshold, when that drift exceeds the min watermark.
     pub fn refresh_zone_stat_thresholds(&mut self) {
         let cpus = self.cpu_to_node.len() as u64;
+        let pressure = self.policy.vmstat_threshold == VmstatThreshold::KswapdPressure;
         for zid in 0..self.zones.len() {
-            let pages = self.page_count(&self.zones[zid]);
-            let pressure = self.policy.vmstat_threshold == VmstatThreshold::KswapdPressure;
+            let t = self.normal_stat_threshold(zid);
             let z = &mut self.zones[zid];
-            let t = super::vmstat::stat_threshold_3x(pages, cpus);
             z.stat_threshold = t as i32;
             let max_drift = cpus * t;
             z.percpu_drift_mark = if pressure && max_drift > z.watermark[WMARK_MIN] { (z.high_wmark_pages() + max_drift) as i64 } else { 0 };
@@ -602,18 +601,22 @@ impl Mm {
         }
         let cpus = self.cpu_to_node.len() as u64;
         for zid in nid * MAX_NR_ZONES..(nid + 1) * MAX_NR_ZONES {
-            let pages = self.page_count(&self.zones[zid]);
-            let z = &mut self.zones[zid];
+            let z = &self.zones[zid];
             if !z.populated() {
                 continue;
             }
             let t = if pressure {
                 ((z.watermark[WMARK_LOW] - z.watermark[WMARK_MIN]) / cpus).clamp(1, 125)
             } else {
-                super::vmstat::stat_threshold_3x(pages, cpus)
+                self.normal_stat_threshold(zid)
             };
-            z.stat_threshold = t as i32;
+            self.zones[zid].stat_threshold = t as i32;
         }
+    }
+
+    /// calculate_normal_threshold of zone `zid` for this machine's CPUs.
+    fn normal_stat_threshold(&self, zid: usize) -> u64 {
+        super::vmstat::stat_threshold_3x(self.page_count(&self.zones[zid]), self.cpu_to_node.len() as u64)
     }
 
     /// setup_zone_migrate_reserve (2.6.24–3.x): label ⌈min_wmark / pageblock⌉ movable pageblocks
