@@ -3,6 +3,7 @@
 //! * `mm`        — the kernel mechanisms, one module per kernel file (page_alloc, vmscan, vmstat…).
 //! * `block`     — block devices, request queues, merging and the device model.
 //! * `fs`        — file systems: inodes, dentries, block mapping, writeback.
+//! * `klib`      — what the memory manager uses from the kernel's lib/ (proportions).
 //! * `sim`       — the event engine: time, event queue, CPUs and tasks, the seeded PRNG, costs.
 //! * `workloads` — workload definitions and the tasks that run them.
 //! * `config`    — scenario files, kernel profiles, sysctls, resolution and hashing.
@@ -12,6 +13,7 @@
 pub mod block;
 pub mod config;
 pub mod fs;
+pub mod klib;
 pub mod mm;
 pub mod run;
 pub mod sim;

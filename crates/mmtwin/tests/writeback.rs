@@ -460,3 +460,77 @@ fn io_less_a_bandwidth_update_is_queued_once_200ms_after_an_inodes_writeback_end
     run_io(&mut mm);
     assert!(mm.bw_timers.is_empty());
 }
+
+/// A one-node 64M machine with one CPU and two disks (ext2) on `profile`.
+fn boot_two_disks(profile: &str) -> Mm {
+    let text = format!(
+        "[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [{{ id = 0, cpus = 1, memory = \"64M\" }}]\nboot_reserved = \"1M\"\nfs = \"ext2\"\ndisks = 2\n\
+         [[kernel]]\nname = \"k\"\nprofile = \"{profile}\"\n[workload]\ntype = \"anon-churn\"\n"
+    );
+    Mm::boot(&Scenario::parse(&text).unwrap_or_else(|e| panic!("{e}")).resolve().remove(0))
+}
+
+#[test]
+fn before_3_5_a_devices_share_of_the_dirty_threshold_follows_its_completions_in_half_periods_of_events() {
+    let mut mm = boot_two_disks("linux-3.0");
+    let (_, thresh) = mm.global_dirty_limits();
+    // calc_period_shift at boot: a half period of 2^(1 + ilog2(threshold − 1)) completions.
+    let half = 1u64 << (1 + (mm.sysctl.dirty_ratio * mm.dirtyable_memory() / 100 - 1).ilog2());
+    assert!(half > thresh / 2 && half <= 2 * thresh, "half period {half}, threshold {thresh}");
+    // The model boots the devices with equal shares (as after writing alike): half each.
+    assert_eq!((mm.bdi_dirty_limit(0, thresh), mm.bdi_dirty_limit(1, thresh)), (thresh / 2, thresh / 2));
+    // Disk 0 writes for three half periods: each boundary halves every history, so its share
+    // climbs 3/4, 7/8, 15/16 of the whole while disk 1's falls to 1/16.
+    for _ in 0..3 * half {
+        mm.bdi_writeout_inc(0);
+    }
+    assert_eq!(mm.bdi_dirty_limit(0, thresh), thresh * (15 * half / 16) / half);
+    assert_eq!(mm.bdi_dirty_limit(1, thresh), thresh * (half / 16) / half);
+    // Then disk 1 writes for one half period: disk 0's history is halved again, and disk 1
+    // has its half period's worth on top of its 1/16, halved at the boundary.
+    for _ in 0..half {
+        mm.bdi_writeout_inc(1);
+    }
+    assert_eq!(mm.bdi_dirty_limit(0, thresh), thresh * (15 * half / 32) / half);
+    assert_eq!(mm.bdi_dirty_limit(1, thresh), thresh * (17 * half / 32) / half);
+}
+
+#[test]
+fn from_3_5_a_devices_share_is_of_the_completions_of_the_last_periods_of_3_s() {
+    let mut mm = boot_two_disks("linux-6.x");
+    let (_, thresh) = mm.global_dirty_limits();
+    // The only device that completed anything has the whole threshold at once.
+    for _ in 0..600 {
+        mm.bdi_writeout_inc(0);
+    }
+    assert_eq!((mm.bdi_dirty_limit(0, thresh), mm.bdi_dirty_limit(1, thresh)), (thresh, 0));
+    // 3 s later (one period: everything before counts half) disk 1 completes as many.
+    mm.now_ns += 3_000_000_000;
+    for _ in 0..600 {
+        mm.bdi_writeout_inc(1);
+    }
+    assert_eq!(mm.bdi_dirty_limit(0, thresh), thresh * 300 / 900);
+    assert_eq!(mm.bdi_dirty_limit(1, thresh), thresh * 600 / 900);
+    // Two periods on, with nothing completed meanwhile, the shares stay as they were.
+    mm.now_ns += 6_000_000_000;
+    assert_eq!(mm.bdi_dirty_limit(0, thresh), thresh * 75 / 225);
+}
+
+#[test]
+fn before_3_2_a_heavy_dirtier_loses_up_to_an_eighth_of_the_devices_limit() {
+    use mmtwin::mm::filemap::PageIo;
+    use mmtwin::mm::page_writeback::DirtyThrottle;
+    // dirty_ratio 40 keeps the writers below the free-running ceiling: they are not throttled.
+    let mut mm = boot("64M", "ext2", "");
+    let ino = mm.create_file(0, 0).unwrap();
+    let (mut heavy, mut light) = (DirtyThrottle::default(), DirtyThrottle::default());
+    for i in 0..2000 {
+        assert_eq!(mm.file_write_page(ino, i, 4096, 0, &mut heavy), PageIo::Done);
+    }
+    let half = 1u64 << (mm.dirty_props.vm_dirties.shift - 1);
+    assert!(2000 < half, "all in the first half period ({half})");
+    // task_dirties_fraction: 2000 of a half period plus the 2000 of this one.
+    let bdi_thresh = 8000;
+    assert_eq!(mm.task_dirty_limit(&mut heavy, bdi_thresh), bdi_thresh - bdi_thresh / 8 * 2000 / (half + 2000));
+    assert_eq!(mm.task_dirty_limit(&mut light, bdi_thresh), bdi_thresh, "a task that dirtied nothing keeps the whole");
+}

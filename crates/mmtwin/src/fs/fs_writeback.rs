@@ -29,8 +29,11 @@ pub struct BdiStat {
     pub reclaimable: i64,
     /// Pages under writeback (BDI_WRITEBACK).
     pub writeback: i64,
-    /// Writeback completions (WB_WRITTEN), for the device's share of the dirty limit.
+    /// Writeback completions (WB_WRITTEN).
     pub completions: u64,
+    /// The device as a member of the completion proportions (bdi->completions /
+    /// wb->completions): its share of the dirty threshold.
+    pub writeout: crate::klib::proportions::PropLocal,
     /// bdi->dirty_exceeded.
     pub dirty_exceeded: bool,
     /// Pages dirtied on the device (WB_DIRTIED).

@@ -41,7 +41,7 @@ impl Mm {
         for i in 1..cfg.machine.disks as usize {
             mm.mount_disk(i, &cfg.machine.disk, cfg.machine.fs);
         }
-        mm.writeback_set_ratelimit();
+        mm.page_writeback_init();
         mm.cost_ns = 0;
         mm.events = VmEvents::default();
         mm

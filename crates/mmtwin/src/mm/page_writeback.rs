@@ -21,7 +21,9 @@
 use crate::block::PlugSite;
 use super::gfp::{AllocFlags, Gfp, ALLOC_WMARK_LOW, ALLOC_WMARK_MASK};
 use super::mm_types::*;
-use super::policy::{BalanceDirtyPages, DirtyPlacement, DirtyRatelimit};
+use super::policy::{BalanceDirtyPages, DirtyPlacement, DirtyRatelimit, WriteoutFraction};
+use crate::klib::flex_proportions::FpropGlobal;
+use crate::klib::proportions::{calc_period_shift, PropGlobal, PropLocal};
 use super::mmzone::{LruList, ZoneStat};
 use super::page_alloc::Mm;
 use super::radix_tree::{PAGECACHE_TAG_DIRTY, PAGECACHE_TAG_WRITEBACK};
@@ -50,7 +52,13 @@ pub struct WbDomain {
     pub dirty_limit: u64,
     pub dirty_limit_tstamp: u64,
     pub ratelimit_pages: u64,
+    /// The devices' recent writeback completions (`flex-proportions`: dom->completions and
+    /// its period timer).
+    pub completions: FpropGlobal,
 }
+
+/// VM_COMPLETIONS_PERIOD_LEN: the flexible proportions age every 3 s (in jiffies: 3 × HZ).
+const VM_COMPLETIONS_PERIODS_SEC: u64 = 3;
 
 /// ilog2 of a positive number.
 fn ilog2(x: u64) -> u64 {
@@ -85,9 +93,9 @@ pub struct DirtyThrottle {
     /// Pages this task wrote back itself in the current balance_dirty_pages loop.
     pub pages_written: u64,
     pub write_chunk: u64,
-    /// The task's recent dirtying (prop_local_single: decays by half each period).
-    pub dirties: u64,
-    pub period: u64,
+    /// The task's recent dirtying (tsk->dirties, a member of `vm_dirties`; `proportions`
+    /// only).
+    pub dirties: PropLocal,
     /// The task's id for messages; not used by the model.
     pub tid: usize,
     /// `io-less`: pages the task may dirty before its next check (current->nr_dirtied_pause;
@@ -103,12 +111,13 @@ pub struct DirtyThrottle {
     pub ends_after_pause: Option<(bool, u64, u64)>,
 }
 
-/// Machine-wide dirtying proportions (vm_dirties prop_descriptor): periods of `dirty_thresh`
-/// pages, each halving every task's share.
+/// The writeback proportions of 2.6.24–3.4 (`proportions`): the devices' writeback
+/// completions (vm_completions) and the tasks' dirtied pages (vm_dirties), both with the
+/// period page_writeback_init sets from the dirty threshold at boot.
 #[derive(Clone, Debug, Default)]
 pub struct DirtyProportions {
-    pub events: u64,
-    pub period: u64,
+    pub vm_completions: PropGlobal,
+    pub vm_dirties: PropGlobal,
 }
 
 impl Mm {
@@ -210,7 +219,7 @@ impl Mm {
         self.mod_page_state(pfn, ZoneStat::NrWriteback, -1);
         self.mod_page_state(pfn, ZoneStat::NrWritten, 1);
         self.bdi_stat[dev].writeback -= 1;
-        self.bdi_stat[dev].completions += 1;
+        self.bdi_writeout_inc(dev);
         self.wb_inode_writeback_end(pfn, dev);
         if f & PG_RECLAIM != 0 {
             self.pages[pfn as usize].flags &= !PG_RECLAIM;
@@ -381,46 +390,44 @@ impl Mm {
         self.global_page_state(ZoneStat::NrFileDirty) > bg
     }
 
-    /// bdi_dirty_limit: the device's share of the dirty threshold by its share of recent
-    /// writeback completions (all of it with one device).
-    fn bdi_dirty_limit(&self, dev: usize, dirty: u64) -> u64 {
-        let total: u64 = self.bdi_stat.iter().map(|b| b.completions).sum();
-        if self.bdi_stat.len() <= 1 || total == 0 {
-            return dirty;
+    /// __bdi_writeout_inc / __wb_writeout_add: one page's writeback completed on `dev`
+    /// (WB_WRITTEN, and the device's event in the completion proportions).
+    pub fn bdi_writeout_inc(&mut self, dev: usize) {
+        self.bdi_stat[dev].completions += 1;
+        match self.policy.writeout_fraction {
+            WriteoutFraction::Proportions => self.dirty_props.vm_completions.inc(&mut self.bdi_stat[dev].writeout),
+            WriteoutFraction::FlexProportions => {
+                let (jiffies, len) = (self.jiffies(), VM_COMPLETIONS_PERIODS_SEC * self.hz());
+                self.wb_domain.completions.writeout_add(&mut self.bdi_stat[dev].writeout, 1, jiffies, len);
+            }
         }
-        dirty * self.bdi_stat[dev].completions / total
     }
 
-    /// task_dirty_limit: a heavy dirtier's limit is lowered by up to 1/8 of the device's.
-    fn task_dirty_limit(&self, t: &DirtyThrottle, bdi_thresh: u64) -> u64 {
-        let (num, den) = self.task_dirty_share(t);
+    /// bdi_dirty_limit (2.6.24–3.1) / __wb_calc_thresh (3.2+): the device's share of the dirty
+    /// threshold, by its share of recent writeback completions (bdi_writeout_fraction); every
+    /// device has min_ratio 0 and max_ratio 100.
+    pub fn bdi_dirty_limit(&mut self, dev: usize, dirty: u64) -> u64 {
+        let (num, den) = match self.policy.writeout_fraction {
+            WriteoutFraction::Proportions => self.dirty_props.vm_completions.fraction(&mut self.bdi_stat[dev].writeout),
+            WriteoutFraction::FlexProportions => {
+                let (jiffies, len) = (self.jiffies(), VM_COMPLETIONS_PERIODS_SEC * self.hz());
+                self.wb_domain.completions.fraction(&mut self.bdi_stat[dev].writeout, jiffies, len)
+            }
+        };
+        dirty * num / den.max(1)
+    }
+
+    /// task_dirty_limit: a heavy dirtier's limit is lowered by up to 1/8 of the device's, by
+    /// its share of recently dirtied pages (task_dirties_fraction), and not below half.
+    pub fn task_dirty_limit(&self, t: &mut DirtyThrottle, bdi_thresh: u64) -> u64 {
+        let (num, den) = self.dirty_props.vm_dirties.fraction(&mut t.dirties);
         let dec = bdi_thresh / 8 * num / den.max(1);
         bdi_thresh.saturating_sub(dec).max(bdi_thresh / 2)
     }
 
-    /// The task's share of recent dirtying (num, den), decayed per period.
-    fn task_dirty_share(&self, t: &DirtyThrottle) -> (u64, u64) {
-        let shift = (self.dirty_props.period - t.period).min(63);
-        let mine = t.dirties >> shift;
-        let den = (self.dirty_props.events % self.dirty_period().max(1)) + self.dirty_period();
-        (mine.min(den), den)
-    }
-
-    fn dirty_period(&self) -> u64 {
-        // The period follows the dirty threshold (calc_period_shift): about dirty_thresh pages.
-        self.global_dirty_limits().1.max(1024)
-    }
-
-    /// Records a page dirtied by task `t` (task_dirty_inc).
+    /// task_dirty_inc: a page dirtied by task `t`.
     fn task_dirty_inc(&mut self, t: &mut DirtyThrottle) {
-        let period = self.dirty_period();
-        self.dirty_props.events += 1;
-        if self.dirty_props.events % period == 0 {
-            self.dirty_props.period += 1;
-        }
-        let shift = (self.dirty_props.period - t.period).min(63);
-        t.dirties = (t.dirties >> shift) + 1;
-        t.period = self.dirty_props.period;
+        self.dirty_props.vm_dirties.inc(&mut t.dirties);
     }
 
     /// balance_dirty_pages_ratelimited_nr: after a page is dirtied, every ratelimit_pages
@@ -556,9 +563,36 @@ impl Mm {
         n * 8 * (1 + ilog2(n))
     }
 
+    /// page_writeback_init (boot): the ratelimits, and for `proportions` the period of the
+    /// completion and dirtying proportions from the dirty threshold now (calc_period_shift;
+    /// vm_dirty_bytes in pages when it is set).
+    ///
+    /// The devices are not new: a benchmark's disk has been written before it runs (mkfs, the
+    /// harness's setup, earlier iterations on the same boot), so each device starts with an
+    /// equal share of a half period of completions, the steady state of devices that wrote
+    /// alike (a machine's only device has the whole threshold, as after a few half periods of
+    /// its writes). This is an assumption about the machine's past, not a kernel rule: a
+    /// device that has never completed a write has none of the threshold until its writes
+    /// build it up over a few half periods. The benchmark's tasks are new, so their dirtying
+    /// shares start empty (prop_local_init_single at fork). `flex-proportions` devices start
+    /// empty: a machine's only writer has the whole threshold from its first completion.
+    pub fn page_writeback_init(&mut self) {
+        self.writeback_set_ratelimit();
+        let dirty_total = if self.sysctl.dirty_bytes > 0 { self.sysctl.dirty_bytes / super::PAGE_SIZE } else { self.sysctl.dirty_ratio * self.dirtyable_memory() / 100 };
+        let shift = calc_period_shift(dirty_total);
+        self.dirty_props = DirtyProportions { vm_completions: PropGlobal::new(shift), vm_dirties: PropGlobal::new(shift) };
+        if self.policy.writeout_fraction == WriteoutFraction::Proportions {
+            let n = self.bdi_stat.len().max(1) as u64;
+            let share = (1u64 << (shift - 1)) / n;
+            for b in &mut self.bdi_stat {
+                b.writeout = PropLocal { events: share, period: 0 };
+            }
+        }
+    }
+
     /// writeback_set_ratelimit (boot): the hard dirty limit starts at the dirty threshold, and
     /// ratelimit_pages = dirty threshold / (CPUs × 32), at least 16.
-    pub fn writeback_set_ratelimit(&mut self) {
+    fn writeback_set_ratelimit(&mut self) {
         let (_, dirty) = self.global_dirty_limits();
         self.wb_domain.dirty_limit = dirty;
         self.wb_domain.ratelimit_pages = (dirty / (self.cpu_to_node.len() as u64 * 32)).max(16);

@@ -368,6 +368,27 @@ pub enum VmstatThreshold {
     KswapdPressure,
 }
 
+/// How a device's share of the dirty threshold follows its share of recent writeback
+/// completions (bdi_writeout_fraction / wb_calc_thresh, mm/page-writeback.c).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WriteoutFraction {
+    /// 2.6.24–3.4 (lib/proportions.c): the history halves every half period of
+    /// 2^(calc_period_shift − 1) completions, between one and two dirty thresholds as set at
+    /// boot; a device's fraction is over that half period plus the current one's completions,
+    /// so a device without recent completions (even a machine's only one) needs a few half
+    /// periods of its writes to approach the whole (the model starts every device with an
+    /// equal share, see `page_writeback_init`). The
+    /// 2.6.24–3.1 throttle also lowers a task's limit by up to 1/8 by its share of recently
+    /// dirtied pages, counted the same way.
+    Proportions,
+    /// 3.5+ (Jan Kara's "block: Convert BDI proportion calculations to flexible proportions";
+    /// read from 6.12, lib/flex_proportions.c): the history halves every 3 s
+    /// while completions go on; a device's fraction is over all recent completions, so a
+    /// machine's only device has all of the threshold.
+    FlexProportions,
+}
+
 /// The memory manager's era policies, resolved (every field set).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -395,6 +416,7 @@ pub struct MmPolicy {
     pub dirty_ratelimit: DirtyRatelimit,
     pub balance_dirty_pages: BalanceDirtyPages,
     pub vmstat_threshold: VmstatThreshold,
+    pub writeout_fraction: WriteoutFraction,
     /// buddy_merge_likely (both eras): free a block to the list tail when its parent's buddy is
     /// free, so it stays free long enough to merge.
     pub merge_tail_heuristic: bool,
@@ -426,6 +448,7 @@ impl MmPolicy {
         dirty_ratelimit: DirtyRatelimit::PerCpu,
         balance_dirty_pages: BalanceDirtyPages::IoFull,
         vmstat_threshold: VmstatThreshold::KswapdPressure,
+        writeout_fraction: WriteoutFraction::Proportions,
         merge_tail_heuristic: true,
     };
 
@@ -472,6 +495,7 @@ impl MmPolicy {
         dirty_ratelimit: DirtyRatelimit::PerTask,
         balance_dirty_pages: BalanceDirtyPages::IoLess,
         vmstat_threshold: VmstatThreshold::KswapdPressure,
+        writeout_fraction: WriteoutFraction::FlexProportions,
         merge_tail_heuristic: true,
     };
 
