@@ -414,7 +414,7 @@ impl Mm {
     /// back, or free. Returns the pages left over (to put back) and the number freed.
     fn shrink_page_list(&mut self, pages: Vec<Pfn>, sc: &mut ScanControl) -> (Vec<Pfn>, u64) {
         let mut survivors = Vec::with_capacity(pages.len());
-        let mut freed = Vec::new();
+        let mut freed = Vec::with_capacity(pages.len());
         let mut pgactivate = 0;
         'pages: for pfn in pages {
             self.cost_ns += self.costs.shrink_page_ns;
