@@ -378,14 +378,13 @@ pub enum WriteoutFraction {
     /// boot; a device's fraction is over that half period plus the current one's completions,
     /// so a device without recent completions (even a machine's only one) needs a few half
     /// periods of its writes to approach the whole (the model starts every device with an
-    /// equal share, see `page_writeback_init`). The
-    /// 2.6.24–3.1 throttle also lowers a task's limit by up to 1/8 by its share of recently
-    /// dirtied pages, counted the same way.
+    /// equal share, see `page_writeback_init`). The 2.6.24–3.1 throttle also lowers a task's
+    /// limit by up to 1/8 by its share of recently dirtied pages, counted the same way.
     Proportions,
     /// 3.5+ (Jan Kara's "block: Convert BDI proportion calculations to flexible proportions";
-    /// read from 6.12, lib/flex_proportions.c): the history halves every 3 s
-    /// while completions go on; a device's fraction is over all recent completions, so a
-    /// machine's only device has all of the threshold.
+    /// read from 6.12, lib/flex_proportions.c): the history halves every 3 s while completions
+    /// go on; a device's fraction is over all recent completions, so a machine's only device
+    /// has all of the threshold.
     FlexProportions,
 }
 
