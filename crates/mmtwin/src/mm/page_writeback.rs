@@ -390,6 +390,12 @@ impl Mm {
         self.global_page_state(ZoneStat::NrFileDirty) > bg
     }
 
+    /// jiffies now and VM_COMPLETIONS_PERIOD_LEN in jiffies: the clock of the
+    /// `flex-proportions` period timer.
+    fn completions_clock(&self) -> (u64, u64) {
+        (self.jiffies(), VM_COMPLETIONS_PERIODS_SEC * self.hz())
+    }
+
     /// __bdi_writeout_inc / __wb_writeout_add: one page's writeback completed on `dev`
     /// (WB_WRITTEN, and the device's event in the completion proportions).
     pub fn bdi_writeout_inc(&mut self, dev: usize) {
@@ -397,7 +403,7 @@ impl Mm {
         match self.policy.writeout_fraction {
             WriteoutFraction::Proportions => self.dirty_props.vm_completions.inc(&mut self.bdi_stat[dev].writeout),
             WriteoutFraction::FlexProportions => {
-                let (jiffies, len) = (self.jiffies(), VM_COMPLETIONS_PERIODS_SEC * self.hz());
+                let (jiffies, len) = self.completions_clock();
                 self.wb_domain.completions.writeout_add(&mut self.bdi_stat[dev].writeout, 1, jiffies, len);
             }
         }
@@ -410,7 +416,7 @@ impl Mm {
         let (num, den) = match self.policy.writeout_fraction {
             WriteoutFraction::Proportions => self.dirty_props.vm_completions.fraction(&mut self.bdi_stat[dev].writeout),
             WriteoutFraction::FlexProportions => {
-                let (jiffies, len) = (self.jiffies(), VM_COMPLETIONS_PERIODS_SEC * self.hz());
+                let (jiffies, len) = self.completions_clock();
                 self.wb_domain.completions.fraction(&mut self.bdi_stat[dev].writeout, jiffies, len)
             }
         };
