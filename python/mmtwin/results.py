@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -57,18 +58,19 @@ def summarise(kernel: dict[str, Any], benchmark: str, iterations: list[dict[str,
 def timeline_table(iterations: list[dict[str, Any]]) -> pa.Table:
     """vmstat timelines of all iterations as one table: iteration, time_ns, one column per counter."""
     names = iterations[0]["timeline"]["names"] if iterations else []
-    cols: dict[str, list[int]] = {"iteration": [], "time_ns": []}
-    for n in names:
-        cols[n] = []
+    its, times, blocks = [], [], []
     for it in iterations:
         tl = it["timeline"]
-        for t, row in zip(tl["time_ns"], tl["rows"]):
-            cols["iteration"].append(it["iteration"])
-            cols["time_ns"].append(t)
-            for n, v in zip(names, row):
-                cols[n].append(v)
+        n = len(tl["time_ns"])
+        its.append(np.full(n, it["iteration"], dtype=np.int32))
+        times.append(np.asarray(tl["time_ns"], dtype=np.int64))
+        blocks.append(np.asarray(tl["rows"], dtype=np.int64).reshape(n, len(names)))
+    rows = np.concatenate(blocks) if blocks else np.zeros((0, len(names)), dtype=np.int64)
+    cols = [pa.array(np.concatenate(its) if its else np.zeros(0, np.int32), pa.int32()),
+            pa.array(np.concatenate(times) if times else np.zeros(0, np.int64), pa.int64())]
+    cols += [pa.array(rows[:, j], pa.int64()) for j in range(len(names))]
     schema = pa.schema([("iteration", pa.int32()), ("time_ns", pa.int64())] + [(n, pa.int64()) for n in names])
-    return pa.table(cols, schema=schema)
+    return pa.Table.from_arrays(cols, schema=schema)
 
 
 def write_benchmark(d: Path, benchmark: dict[str, Any], runs: dict[str, list[dict[str, Any]]]) -> None:
