@@ -265,6 +265,73 @@ fn a_throttled_writer_dirties_nothing_more_until_balance_dirty_pages_lets_it_go(
     assert!(mm.find_get_page(mapping, i).is_none(), "the next page was not even allocated");
 }
 
+#[test]
+fn until_3_0_a_throttled_writer_waits_for_its_limit_and_from_3_1_leaves_after_200ms_in_the_max_pause_area() {
+    use mmtwin::mm::filemap::PageIo;
+    for (policy, leaves) in [("", false), ("balance_dirty_pages = \"io-full-max-pause\"", true)] {
+        let mut mm = boot("64M", "ext2", policy);
+        let ino = mm.create_file(0, 0).unwrap();
+        let mut t = mmtwin::mm::page_writeback::DirtyThrottle::default();
+        let mut i = 0;
+        while t.throttled_since.is_none() {
+            assert_eq!(mm.file_write_page(ino, i, 4096, 0, &mut t), PageIo::Done);
+            i += 1;
+            assert!(i < 16_384, "the writer was never throttled");
+        }
+        let since = t.throttled_since.unwrap();
+        // Complete writes one request at a time until the device's dirty + writeback pages are
+        // under the midpoint of the writer's and the device's limits, still over the writer's.
+        let (_, dirty) = mm.global_dirty_limits();
+        let bdi_thresh = mm.bdi_dirty_limit(0, dirty);
+        let task_limit = mm.task_dirty_limit(&mut t, bdi_thresh);
+        let bdi_dirty = |mm: &Mm| (mm.bdi_stat[0].reclaimable + mm.bdi_stat[0].writeback) as u64;
+        while bdi_dirty(&mm) >= (task_limit + bdi_thresh) / 2 {
+            let k = (0..mm.io_timers.len()).min_by_key(|&k| mm.io_timers[k]).expect("writes in flight");
+            let (at, dev) = mm.io_timers.swap_remove(k);
+            mm.now_ns = mm.now_ns.max(at);
+            mm.blk_complete(dev);
+        }
+        assert!(bdi_dirty(&mm) > task_limit && mm.bdi_stat[0].reclaimable as u64 <= task_limit, "in the max-pause area, nothing for the writer to write");
+        // Nothing else completes; the writer retries every 20 ms.
+        let mut left_after = None;
+        for _ in 0..100 {
+            mm.now_ns += 20_000_000;
+            match mm.file_write_page(ino, i, 4096, 0, &mut t) {
+                PageIo::Done => {
+                    left_after = Some(mm.now_ns - since);
+                    break;
+                }
+                PageIo::Retry => {}
+                other => panic!("{other:?}"),
+            }
+        }
+        if leaves {
+            let ns = left_after.expect("3.1 lets the writer go");
+            assert!(ns > 200_000_000 && ns <= 220_000_000, "after {ns} ns");
+        } else {
+            assert_eq!(left_after, None, "3.0 keeps the writer until its device is under its limit");
+        }
+    }
+}
+
+#[test]
+fn until_3_0_writeback_gives_each_inode_1024_pages_a_turn_and_from_3_1_half_a_second_of_bandwidth() {
+    // Two files of 8192 dirty pages on a 1G machine (100 MB/s disk, dirty limit 40%); a
+    // writeback of 2048 pages from the older file on.
+    for (policy, first, second) in [("", 1024, 1024), ("writeback_chunk = \"bandwidth\"", 2048, 0)] {
+        let mut mm = boot("1G", "ext2", policy);
+        let (a, _) = dirty_file(&mut mm, 8192);
+        mm.now_ns += 1_000_000;
+        let (b, _) = dirty_file(&mut mm, 8192);
+        assert_eq!(mm.writeback_inodes_wb(0, 2048, 0), 2048);
+        let under_writeback = |mm: &Mm, ino| {
+            let mapping = mm.inode(ino).mapping;
+            (0..8192).filter(|&i| mm.find_get_page(mapping, i).is_some_and(|p| mm.pages[p as usize].flags & PG_WRITEBACK != 0)).count()
+        };
+        assert_eq!((under_writeback(&mm, a), under_writeback(&mm, b)), (first, second), "{policy}");
+    }
+}
+
 /// A one-node 3.0 machine of 64M with two CPUs, ext2, and the policies in `policy`.
 fn boot_2cpu(policy: &str) -> Mm {
     let text = format!(

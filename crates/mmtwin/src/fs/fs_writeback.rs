@@ -1,10 +1,10 @@
-//! Writeback of dirty file pages (fs/fs-writeback.c, 3.1): the per-device flusher thread with
+//! Writeback of dirty file pages (fs/fs-writeback.c, 3.0/3.1): the per-device flusher thread with
 //! its queued works, background writeback above dirty_background_ratio, periodic (kupdate)
 //! writeback of inodes dirtied more than dirty_expire_centisecs ago, and writeback asked for
 //! by reclaim (wakeup_flusher_threads) and by throttled dirtiers (writeback_inodes_wb).
 //!
-//! Inodes are written oldest-dirtied first, each for a chunk of at least 1024 pages
-//! (MIN_WRITEBACK_PAGES); a page's blocks are allocated as it is written (delayed allocation),
+//! Inodes are written oldest-dirtied first, each for a chunk (`writeback_chunk` policy: 3.0's
+//! 1024 pages, or 3.1's share of the device's bandwidth, at least 1024); a page's blocks are allocated as it is written (delayed allocation),
 //! and runs of pages with adjacent sectors go down as one bio. A writer finding the device's
 //! request queue full stops and waits for a free request.
 
@@ -17,8 +17,10 @@ use crate::mm::page_alloc::Mm;
 use crate::mm::radix_tree::PAGECACHE_TAG_DIRTY;
 use crate::sim::{After, Step, Task, TaskCx};
 
-/// MIN_WRITEBACK_PAGES: every inode gets at least 4 MB of writeback per turn.
+/// MIN_WRITEBACK_PAGES (3.1+): every inode gets at least 4 MB of writeback per turn.
 pub const MIN_WRITEBACK_PAGES: u64 = 1024;
+/// MAX_WRITEBACK_PAGES (2.6.x–3.0): what a writeback pass writes at most, 4 MB.
+pub const MAX_WRITEBACK_PAGES: u64 = 1024;
 /// PAGEVEC_SIZE: write_cache_pages looks the dirty tag up this many pages at a time.
 const WRITEBACK_CHUNK: usize = 14;
 
@@ -106,9 +108,14 @@ impl Mm {
         }
     }
 
-    /// writeback_chunk_size: what one inode gets per turn for WB_SYNC_NONE writeback,
-    /// round_down(min(bandwidth/2, dirty limit/8, work pages) + 1024, 1024).
+    /// What one inode gets per turn for WB_SYNC_NONE writeback, by the `writeback_chunk`
+    /// policy: 3.0's MAX_WRITEBACK_PAGES (1024, within the work's pages), or 3.1+'s
+    /// writeback_chunk_size, round_down(min(bandwidth/2, dirty limit/8, work pages) + 1024,
+    /// 1024).
     fn writeback_chunk_size(&self, dev: usize, work_pages: i64) -> u64 {
+        if self.policy.writeback_chunk == crate::mm::policy::WritebackChunk::MaxWritebackPages {
+            return MAX_WRITEBACK_PAGES.min(work_pages.max(0) as u64);
+        }
         let bw_half = self.bdevs[dev].model.bandwidth / crate::mm::PAGE_SIZE / 2;
         let (_, dirty) = self.global_dirty_limits();
         let pages = bw_half.min(dirty / 8).min(work_pages.max(0) as u64);

@@ -1,4 +1,4 @@
-//! Dirty page accounting and throttling (mm/page-writeback.c, 3.1 semantics).
+//! Dirty page accounting and throttling (mm/page-writeback.c; 3.0, 3.1 and 6.x by policy).
 //!
 //! * set_page_dirty / clear_page_dirty_for_io / cancel_dirty_page keep NR_FILE_DIRTY, the
 //!   mapping's dirty tag and the inode's dirty state.
@@ -7,10 +7,11 @@
 //! * global_dirty_limits: dirty_ratio and dirty_background_ratio (or the _bytes forms) of the
 //!   dirtyable memory (free + file LRU, + anon LRU with swap; 6.x also minus totalreserve).
 //! * balance_dirty_pages, by the `balance_dirty_pages` policy:
-//!   - `io-full` (2.6.x–3.1): the task that brings its CPU's count of dirtied pages (its own
+//!   - `io-full` (2.6.x–3.0): the task that brings its CPU's count of dirtied pages (its own
 //!     count from 3.2) to the ratelimit checks the limits; over them, it writes back a chunk of
 //!     the device's dirty pages itself and pauses (1 jiffy doubling to HZ/10), until the dirty
-//!     + writeback count falls back or 200 ms have passed with the excess halved.
+//!     + writeback count falls back or it has written its chunk; `io-full-max-pause` (3.1)
+//!     also lets it go once 200 ms have passed with the excess halved.
 //!   - `io-less` (3.2+, read from 6.1): the task sleeps in proportion to the pages it dirtied,
 //!     at a rate fed back from the device's estimated write bandwidth (see
 //!     `balance_dirty_pages_ioless`); it never writes. Not modelled: strictlimit devices,
@@ -488,7 +489,8 @@ impl Mm {
         (total / (self.cpu_to_node.len() as u64 * 32)).clamp(16, 1024)
     }
 
-    /// One iteration of 3.1 balance_dirty_pages for task `t` on device `dev`. If the task stays
+    /// One iteration of 3.0 balance_dirty_pages (3.1 with `io-full-max-pause`) for task `t` on
+    /// device `dev`. If the task stays
     /// throttled, its pause is added to the task's sleep (after the current step), and the
     /// task's next write or write fault continues the loop before it dirties anything
     /// (`balance_dirty_pages_resume`).
@@ -521,7 +523,8 @@ impl Mm {
                 }
             }
         }
-        if !leave && now - entered > MAX_PAUSE_NS && nr_dirty < dirty && bdi_dirty < (task_limit + bdi_thresh) / 2 {
+        let max_pause_area = self.policy.balance_dirty_pages == BalanceDirtyPages::IoFullMaxPause;
+        if max_pause_area && !leave && now - entered > MAX_PAUSE_NS && nr_dirty < dirty && bdi_dirty < (task_limit + bdi_thresh) / 2 {
             leave = true;
         }
         if !leave {

@@ -333,10 +333,15 @@ pub enum DirtyRatelimit {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum BalanceDirtyPages {
-    /// 2.6.x–3.1: the dirtier writes back a chunk of the device's dirty pages itself and
+    /// 2.6.x–3.0: the dirtier writes back a chunk of the device's dirty pages itself and
     /// sleeps 1 jiffy doubling to HZ/10 until dirty + writeback pages fall back under its
-    /// limits.
+    /// limits or it has written its chunk.
     IoFull,
+    /// 3.1 (Wu Fengguang's 3.1 writeback series; read from 3.1): `io-full` plus the max-pause
+    /// area, where a dirtier throttled for more than MAX_PAUSE (200 ms) leaves once the
+    /// machine is under its dirty threshold and the device under the midpoint of the task's
+    /// and the device's limits.
+    IoFullMaxPause,
     /// 3.2+ (143dfe8611a6, "writeback: IO-less balance_dirty_pages()"; read from 6.1): the
     /// dirtier never writes; it sleeps pages_dirtied / task_ratelimit, where task_ratelimit is
     /// the device's dirty_ratelimit (fed back every 200 ms from its estimated write bandwidth
@@ -347,6 +352,20 @@ pub enum BalanceDirtyPages {
     /// (bdp_ratelimits against ratelimit_pages = dirty threshold at boot / (CPUs × 32)),
     /// whatever `dirty_ratelimit` says.
     IoLess,
+}
+
+/// How much of one inode's dirty pages background, periodic and reclaim-asked writeback writes
+/// before it moves on to the next inode (fs/fs-writeback.c).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WritebackChunk {
+    /// 2.6.x–3.0: MAX_WRITEBACK_PAGES, 1024 pages (4 MiB) a pass, so that no inode holds
+    /// I_SYNC for long.
+    MaxWritebackPages,
+    /// 3.1+ (1a12d8bd7b29, "writeback: scale IO chunk size up to half device bandwidth"; read
+    /// from 3.1 and 6.12): writeback_chunk_size, half the device's write bandwidth a second,
+    /// at most an eighth of the dirty threshold (DIRTY_SCOPE), rounded to 4 MiB.
+    Bandwidth,
 }
 
 /// How the per-CPU vmstat counters of NR_FREE_PAGES are bounded while kswapd works (mm/vmstat.c).
@@ -414,6 +433,7 @@ pub struct MmPolicy {
     pub slab_high_order: SlabHighOrder,
     pub dirty_ratelimit: DirtyRatelimit,
     pub balance_dirty_pages: BalanceDirtyPages,
+    pub writeback_chunk: WritebackChunk,
     pub vmstat_threshold: VmstatThreshold,
     pub writeout_fraction: WriteoutFraction,
     /// buddy_merge_likely (both eras): free a block to the list tail when its parent's buddy is
@@ -422,7 +442,8 @@ pub struct MmPolicy {
 }
 
 impl MmPolicy {
-    /// Linux 3.0/3.1 (2011).
+    /// Linux 3.0 (July 2011). The 3.1 writeback (`io-full-max-pause`, `bandwidth` chunks) is
+    /// selectable by policy name.
     pub const LINUX_3_0: MmPolicy = MmPolicy {
         watermark_setup: WatermarkSetup::MinQuarterHalf,
         watermark_check: WatermarkCheck::OrderHalving,
@@ -446,6 +467,7 @@ impl MmPolicy {
         slab_high_order: SlabHighOrder::MayReclaim,
         dirty_ratelimit: DirtyRatelimit::PerCpu,
         balance_dirty_pages: BalanceDirtyPages::IoFull,
+        writeback_chunk: WritebackChunk::MaxWritebackPages,
         vmstat_threshold: VmstatThreshold::KswapdPressure,
         writeout_fraction: WriteoutFraction::Proportions,
         merge_tail_heuristic: true,
@@ -493,6 +515,7 @@ impl MmPolicy {
         slab_high_order: SlabHighOrder::NoReclaim,
         dirty_ratelimit: DirtyRatelimit::PerTask,
         balance_dirty_pages: BalanceDirtyPages::IoLess,
+        writeback_chunk: WritebackChunk::Bandwidth,
         vmstat_threshold: VmstatThreshold::KswapdPressure,
         writeout_fraction: WriteoutFraction::FlexProportions,
         merge_tail_heuristic: true,
