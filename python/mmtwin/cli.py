@@ -136,13 +136,17 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         failed: list[str] = []
 
+        # Without a progress display the runs report nothing back: each report takes the GIL
+        # from the simulating thread.
+        shown = not progress.disable
+
         def one(item: tuple[dict[str, Any], dict[str, Any], int]) -> None:
             b, k, i = item
             if failed:
                 return
             bar = (b["name"], k["name"])
             try:
-                r = _core.run_iteration(k["toml"], i, lambda f: advance(bar, i, f))
+                r = _core.run_iteration(k["toml"], i, (lambda f: advance(bar, i, f)) if shown else None)
             except _core.SimulationError as e:
                 with lock:
                     failed.append(f"{b['name']}, kernel {k['name']}, iteration {i}: {e}")
