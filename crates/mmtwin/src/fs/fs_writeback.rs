@@ -1,12 +1,13 @@
-//! Writeback of dirty file pages (fs/fs-writeback.c, 3.0/3.1): the per-device flusher thread with
-//! its queued works, background writeback above dirty_background_ratio, periodic (kupdate)
+//! Writeback of dirty file pages (fs/fs-writeback.c, 3.0/3.1): the per-device flusher thread
+//! with its queued works, background writeback above dirty_background_ratio, periodic (kupdate)
 //! writeback of inodes dirtied more than dirty_expire_centisecs ago, and writeback asked for
 //! by reclaim (wakeup_flusher_threads) and by throttled dirtiers (writeback_inodes_wb).
 //!
 //! Inodes are written oldest-dirtied first, each for a chunk (`writeback_chunk` policy: 3.0's
-//! 1024 pages, or 3.1's share of the device's bandwidth, at least 1024); a page's blocks are allocated as it is written (delayed allocation),
-//! and runs of pages with adjacent sectors go down as one bio. A writer finding the device's
-//! request queue full stops and waits for a free request.
+//! 1024 pages, or 3.1's share of the device's bandwidth, at least 1024); a page's blocks are
+//! allocated as it is written (delayed allocation), and runs of pages with adjacent sectors go
+//! down as one bio. A writer finding the device's request queue full stops and waits for a
+//! free request.
 
 use std::collections::VecDeque;
 

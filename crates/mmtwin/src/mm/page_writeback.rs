@@ -490,10 +490,9 @@ impl Mm {
     }
 
     /// One iteration of 3.0 balance_dirty_pages (3.1 with `io-full-max-pause`) for task `t` on
-    /// device `dev`. If the task stays
-    /// throttled, its pause is added to the task's sleep (after the current step), and the
-    /// task's next write or write fault continues the loop before it dirties anything
-    /// (`balance_dirty_pages_resume`).
+    /// device `dev`. If the task stays throttled, its pause is added to the task's sleep (after
+    /// the current step), and the task's next write or write fault continues the loop before it
+    /// dirties anything (`balance_dirty_pages_resume`).
     pub fn balance_dirty_pages(&mut self, t: &mut DirtyThrottle, dev: usize, cpu: usize) {
         if self.policy.balance_dirty_pages == BalanceDirtyPages::IoLess {
             self.balance_dirty_pages_ioless(t, dev);
