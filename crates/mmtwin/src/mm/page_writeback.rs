@@ -36,7 +36,8 @@ use crate::fs::{Ino, I_DIRTY_PAGES, I_SYNC};
 /// whose CONFIG_HZ the scenario does not set (see `Arch::default_hz`); a run's own jiffy is
 /// `SchedState::jiffy_ns`.
 pub const JIFFY_NS: u64 = 4_000_000;
-/// balance_dirty_pages gives up waiting after this long once the excess is halved (MAX_PAUSE).
+/// MAX_PAUSE, 200 ms: from 3.1 a throttled dirtier in the max-pause area leaves after this long
+/// (`io-full-max-pause`).
 pub const MAX_PAUSE_NS: u64 = 200_000_000;
 /// INIT_BW: the write bandwidth and dirty rate limit a device starts with, 100 MB/s in pages.
 pub const INIT_BW: u64 = 100 << (20 - 12);
