@@ -58,18 +58,14 @@ def summarise(kernel: dict[str, Any], benchmark: str, iterations: list[dict[str,
 def timeline_table(iterations: list[dict[str, Any]]) -> pa.Table:
     """vmstat timelines of all iterations as one table: iteration, time_ns, one column per counter."""
     names = iterations[0]["timeline"]["names"] if iterations else []
-    its, times, blocks = [], [], []
-    for it in iterations:
-        tl = it["timeline"]
-        n = len(tl["time_ns"])
-        its.append(np.full(n, it["iteration"], dtype=np.int32))
-        times.append(np.asarray(tl["time_ns"], dtype=np.int64))
-        blocks.append(np.asarray(tl["rows"], dtype=np.int64).reshape(n, len(names)))
-    rows = np.concatenate(blocks) if blocks else np.zeros((0, len(names)), dtype=np.int64)
-    cols = [pa.array(np.concatenate(its) if its else np.zeros(0, np.int32), pa.int32()),
-            pa.array(np.concatenate(times) if times else np.zeros(0, np.int64), pa.int64())]
-    cols += [pa.array(rows[:, j], pa.int64()) for j in range(len(names))]
     schema = pa.schema([("iteration", pa.int32()), ("time_ns", pa.int64())] + [(n, pa.int64()) for n in names])
+    if not iterations:
+        return schema.empty_table()
+    tls = [it["timeline"] for it in iterations]
+    its = np.concatenate([np.full(len(tl["time_ns"]), it["iteration"], dtype=np.int32) for it, tl in zip(iterations, tls)])
+    times = np.concatenate([np.asarray(tl["time_ns"], dtype=np.int64) for tl in tls])
+    rows = np.concatenate([np.asarray(tl["rows"], dtype=np.int64).reshape(len(tl["time_ns"]), len(names)) for tl in tls])
+    cols = [pa.array(its, pa.int32()), pa.array(times, pa.int64())] + [pa.array(rows[:, j], pa.int64()) for j in range(len(names))]
     return pa.Table.from_arrays(cols, schema=schema)
 
 

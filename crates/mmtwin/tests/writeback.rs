@@ -241,19 +241,25 @@ fn reclaim_run_by_write_begins_block_allocation_cannot_take_the_page_being_writt
     mmtwin::testing::checkers::check_all(&mm).unwrap();
 }
 
-#[test]
-fn a_throttled_writer_dirties_nothing_more_until_balance_dirty_pages_lets_it_go() {
-    let mut mm = boot("64M", "ext2", "");
+/// Writes a new file from CPU 0 until the writer is caught in balance_dirty_pages' loop;
+/// returns the file, the writer's throttle state and the page it would write next.
+fn write_until_throttled(mm: &mut Mm) -> (u32, mmtwin::mm::page_writeback::DirtyThrottle, u32) {
     let ino = mm.create_file(0, 0).unwrap();
     let mut t = mmtwin::mm::page_writeback::DirtyThrottle::default();
-    // Write until the writer is caught in balance_dirty_pages' loop (nothing completes I/O
-    // here, so dirty plus writeback pages stay over the limit).
     let mut i = 0;
     while t.throttled_since.is_none() {
         assert_eq!(mm.file_write_page(ino, i, 4096, 0, &mut t), mmtwin::mm::filemap::PageIo::Done);
         i += 1;
         assert!(i < 16_384, "the writer was never throttled");
     }
+    (ino, t, i)
+}
+
+#[test]
+fn a_throttled_writer_dirties_nothing_more_until_balance_dirty_pages_lets_it_go() {
+    let mut mm = boot("64M", "ext2", "");
+    // Nothing completes I/O here, so dirty plus writeback pages stay over the limit.
+    let (ino, mut t, i) = write_until_throttled(&mut mm);
     let dirtied = |mm: &Mm| mm.global_page_state(ZoneStat::NrFileDirty) + mm.global_page_state(ZoneStat::NrWriteback);
     let before = dirtied(&mm);
     let mapping = mm.inode(ino).mapping;
@@ -270,14 +276,7 @@ fn until_3_0_a_throttled_writer_waits_for_its_limit_and_from_3_1_leaves_after_20
     use mmtwin::mm::filemap::PageIo;
     for (policy, leaves) in [("", false), ("balance_dirty_pages = \"io-full-max-pause\"", true)] {
         let mut mm = boot("64M", "ext2", policy);
-        let ino = mm.create_file(0, 0).unwrap();
-        let mut t = mmtwin::mm::page_writeback::DirtyThrottle::default();
-        let mut i = 0;
-        while t.throttled_since.is_none() {
-            assert_eq!(mm.file_write_page(ino, i, 4096, 0, &mut t), PageIo::Done);
-            i += 1;
-            assert!(i < 16_384, "the writer was never throttled");
-        }
+        let (ino, mut t, i) = write_until_throttled(&mut mm);
         let since = t.throttled_since.unwrap();
         // Complete writes one request at a time until the device's dirty + writeback pages are
         // under the midpoint of the writer's and the device's limits, still over the writer's.
