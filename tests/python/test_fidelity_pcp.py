@@ -120,7 +120,8 @@ def test_without_the_stalls_16_readers_read_more(fcp, mem):
 
 def test_with_64m_more_the_stalls_cost_16_readers_less(fcp):
     # The seed: the loss almost vanishes with ~64M more. The twin: it shrinks, a little
-    # (64% -> 56% since session 23, EXPERIMENTS.md).
+    # (64% -> 56% since session 23; 71% -> 67% over three runs once iozone stonewalls,
+    # session 35, where one run alone tied: EXPERIMENTS.md).
     def loss(mem):
         bench = f"iozone-{mem}"
         return 1 - metric_mean(fcp, bench, E084B, "16", READ) / metric_mean(fcp, bench, NOSTALL, "16", READ)

@@ -610,3 +610,33 @@ fn iozones_write_test_leaves_its_indirect_blocks_cached_for_the_reads_and_after_
     let pages = 2 * 2 * 4096 * 8;
     assert_eq!(d.disks[0].1.sectors, [pages, pages], "every pass of both rounds went to the disk whole");
 }
+
+/// An iozone -i 1 round of three CPU-bound readers (100 µs of copying a page): two share CPU 0
+/// and the third has CPU 1 to itself, so it finishes each pass in about half their time.
+fn iozone_unequal_readers(stonewall: bool) -> mmtwin::run::IterationResult {
+    let text = format!(
+        "[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [{{ id = 0, cpus = 2, memory = \"128M\" }}]\nboot_reserved = \"1M\"\ndisks = 3\nfs = \"ext2\"\n\
+         [[kernel]]\nname = \"k\"\nprofile = \"linux-2.6.32\"\n\
+         [workload]\ntype = \"iozone\"\nreaders = [3]\nfile_size = \"4M\"\ntests = [1]\ncpus = [0, 0, 1]\nstonewall = {stonewall}\n\
+         [costs]\ncopy_page_ns = 100000\n"
+    );
+    let cfg = Scenario::parse(&text).unwrap_or_else(|e| panic!("{e}")).resolve().remove(0);
+    mmtwin::run::run_iteration(&cfg, 0, &mut |_| {}).unwrap()
+}
+
+#[test]
+fn iozones_first_child_to_finish_a_pass_stops_the_others() {
+    // Stonewalling, iozone's default: when the reader on CPU 1 has read its whole file, the two
+    // sharing CPU 0 have read about half of theirs, and stop there. The 128M machine keeps what
+    // the read pass read, so the re-read reads almost nothing more from disk.
+    let pgpgin = |r: &mmtwin::run::IterationResult| r.vmstat_delta.iter().find(|(k, _)| *k == "pgpgin").map_or(0, |(_, v)| *v);
+    let files_kib = 3 * 4 * 1024;
+    let (on, off) = (iozone_unequal_readers(true), iozone_unequal_readers(false));
+    assert!(pgpgin(&off) >= files_kib, "without stonewalling every file is read whole: {} KiB", pgpgin(&off));
+    assert!(pgpgin(&on) < files_kib * 4 / 5, "the two slower readers stopped early: {} KiB of {files_kib}", pgpgin(&on));
+    assert!(on.elapsed_ns < off.elapsed_ns * 4 / 5, "{} against {} ns", on.elapsed_ns, off.elapsed_ns);
+    // Each child's throughput is what it read over its own time: while all three read, the
+    // rates hold steady, so the sum is about the same either way.
+    let read = |r: &mmtwin::run::IterationResult| r.metrics.iter().find(|m| m.table == "iozone Read Throughput").unwrap().value;
+    assert!((read(&on) / read(&off) - 1.0).abs() < 0.1, "{} against {} KB/s", read(&on), read(&off));
+}

@@ -13,6 +13,15 @@
 //! each round starts with them on disk and out of the cache. A test's result for a round is
 //! iozone's "Children see throughput": the sum over children of the bytes each moved divided by
 //! its own elapsed time, in KB/s.
+//!
+//! Stonewalling (iozone's default; `-x` turns it off): the first child to finish a pass raises
+//! a flag shared by all children. A reader or rewriter that sees it before its next record
+//! stops there, and the record whose call returned after the flag went up is not counted
+//! (thread_read_test, thread_rwrite_test, thread_rread_test in iozone.c). A writer of the
+//! initial write test records its throughput at that point and goes on writing to the end of
+//! its file without counting, so the later tests find whole files (thread_write_test). So a
+//! pass's throughput is, near enough, what all children moved together while none had
+//! finished.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -51,6 +60,14 @@ pub struct IozoneSpec {
     /// CPUs the children run on, round robin (default: all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpus: Option<Vec<usize>>,
+    /// Stonewalling: the first child to finish a pass stops the others (iozone's default;
+    /// false is iozone's `-x`).
+    #[serde(default = "default_stonewall")]
+    pub stonewall: bool,
+}
+
+fn default_stonewall() -> bool {
+    true
 }
 
 fn default_readers() -> Vec<u32> {
@@ -138,6 +155,8 @@ struct Shared {
     /// The pass of the round that is running.
     phase: usize,
     running: usize,
+    /// The stonewall flag of the running pass: a child has finished it.
+    stop: bool,
     /// The file on each disk (Ino::MAX: none yet this round).
     files: Vec<Ino>,
 }
@@ -157,6 +176,10 @@ struct Child {
     start: u64,
     record_pages: u32,
     direct: bool,
+    stonewall: bool,
+    /// The pages this pass counts, once the child has seen the stonewall flag (a writer of the
+    /// initial write test writes on to the end of its file, uncounted).
+    stopped: Option<u32>,
     throttle: DirtyThrottle,
     /// O_DIRECT: the user buffer, its dio context and wait queue.
     buf: Vec<Pfn>,
@@ -171,7 +194,31 @@ struct Child {
 const STEP_PAGES: u32 = 64;
 
 impl Child {
-    /// Ends the current pass: records the child's throughput and tells the driver.
+    /// Records the child's throughput for the current pass: `pages` counted over the time
+    /// since the pass started for it.
+    fn record(&self, cx: &TaskCx, pages: u32) {
+        let secs = (cx.now - self.start) as f64 / 1e9;
+        let kb = f64::from(pages) * (PAGE_SIZE / 1024) as f64;
+        let phase = self.phases[self.phase];
+        self.shared.borrow_mut().results.push((phase, self.children, kb / secs.max(1e-9)));
+    }
+
+    /// The stonewall check before the next record: whether another child has finished the pass
+    /// and this one sees it now for the first time. The `in_flight` pages of a record whose
+    /// call returned after the flag went up are not counted. Records what is counted; the
+    /// caller stops, except a writer of the initial write test, which goes on uncounted.
+    fn stonewalled(&mut self, cx: &TaskCx, in_flight: u32) -> bool {
+        if !self.stonewall || self.stopped.is_some() || !self.shared.borrow().stop {
+            return false;
+        }
+        let counted = self.next - in_flight;
+        self.record(cx, counted);
+        self.stopped = Some(counted);
+        true
+    }
+
+    /// Ends the current pass: records the child's throughput (unless the stonewall already
+    /// did), raises the stonewall flag, and tells the driver.
     fn finish(&mut self, cx: &mut TaskCx, ino: Ino) -> Step {
         cx.mm.close_file(ino);
         for &p in &self.buf {
@@ -179,11 +226,14 @@ impl Child {
         }
         self.buf.clear();
         self.dio = 0;
-        let secs = (cx.now - self.start) as f64 / 1e9;
-        let kb = f64::from(self.pages) * (PAGE_SIZE / 1024) as f64;
-        let phase = self.phases[self.phase];
+        if self.stopped.is_none() {
+            self.record(cx, self.next);
+        }
+        self.stopped = None;
         let mut sh = self.shared.borrow_mut();
-        sh.results.push((phase, self.children, kb / secs.max(1e-9)));
+        if self.stonewall {
+            sh.stop = true;
+        }
         sh.running -= 1;
         if sh.running == 0 {
             cx.wake_up(self.done_wq);
@@ -213,7 +263,9 @@ impl Child {
         if cx.mm.dio_remaining(self.dio) > 0 {
             return Step { user_ns: 0, system_ns: 0, after: After::Wait(self.wq) };
         }
-        if self.next >= self.pages {
+        // The record just completed returns to a child that now sees the flag: not counted.
+        let in_flight = if self.next == 0 { 0 } else { (self.next - 1) % self.record_pages + 1 };
+        if (self.stonewalled(cx, in_flight) && !write) || self.next >= self.pages {
             return self.finish(cx, ino);
         }
         let n = self.record_pages.min(self.pages - self.next) as usize;
@@ -262,6 +314,10 @@ impl Task for Child {
             return self.step_direct(cx, ino, kind.writes());
         }
         let record = u64::from(self.record_pages) * PAGE_SIZE;
+        // A step that begins mid-record is inside that record's read() or write().
+        if self.stonewalled(cx, self.next % self.record_pages) && kind != Phase::Write {
+            return self.finish(cx, ino);
+        }
         let done = self.next;
         let stop = if kind.writes() {
             page_loop(cx, &mut self.next, self.pages, STEP_PAGES, write_op(ino, record, &mut self.throttle))
@@ -308,6 +364,7 @@ impl Driver {
         let mut sh = self.shared.borrow_mut();
         sh.phase = phase;
         sh.running = self.counts[sh.round] as usize;
+        sh.stop = false;
         cx.wake_up(self.start_wq);
         Step { user_ns: 0, system_ns: 0, after: After::Wait(self.done_wq) }
     }
@@ -417,6 +474,8 @@ pub fn start(spec: &IozoneSpec, sim: &mut Sim) -> IozoneRun {
                 start: 0,
                 record_pages: (spec.record.0 / PAGE_SIZE) as u32,
                 direct: spec.direct,
+                stonewall: spec.stonewall,
+                stopped: None,
                 throttle: DirtyThrottle { tid: j, ..Default::default() },
                 buf: Vec::new(),
                 dio: 0,
