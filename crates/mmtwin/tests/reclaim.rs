@@ -391,6 +391,33 @@ fn kswapd_balances_a_zone_to_its_high_watermark_naps_then_sleeps() {
 }
 
 #[test]
+fn kswapd_of_2632_sleeps_as_soon_as_its_node_is_balanced() {
+    // Until 2.6.33 kswapd() went back to sleep on kswapd_wait straight after balance_pgdat:
+    // no HZ/10 nap, no second look at the high watermark, no hit-quickly counters.
+    use mmtwin::mm::vmscan::Kswapd;
+    use mmtwin::sim::rng::Rng;
+    use mmtwin::sim::{After, Task, TaskCx};
+    let mut mm = filled_until_kswapd_is_woken("linux-2.6.32", "64M");
+    let z = zid(0, ZoneType::Dma32);
+    let mut k = Kswapd::new(0, usize::MAX);
+    let mut rng = Rng::new(1);
+    let mut afters = Vec::new();
+    for _ in 0..100 {
+        let mut cx = TaskCx { now: 0, cpu: 0, tid: 0, mm: &mut mm, rng: &mut rng, timed_out: false };
+        let s = k.step(&mut cx);
+        afters.push(s.after);
+        if s.after == After::Block {
+            break;
+        }
+    }
+    assert_eq!(afters.last(), Some(&After::Block), "kswapd went to sleep: {afters:?}");
+    assert!(!afters.iter().any(|a| matches!(a, After::WaitTimeout(..))), "no nap: {afters:?}");
+    assert!(mm.zones[z].nr_free_pages >= mm.zones[z].high_wmark_pages() as i64, "balanced first");
+    assert_eq!(mm.events.get(VmStat::KswapdLowWmarkHitQuickly) + mm.events.get(VmStat::KswapdHighWmarkHitQuickly), 0);
+    // The same machine under 3.0 naps (kswapd_balances_a_zone_to_its_high_watermark_naps_then_sleeps).
+}
+
+#[test]
 fn kswapd_6x_marks_its_zones_reclaim_active_while_it_balances() {
     use mmtwin::mm::mmzone::ZONE_RECLAIM_ACTIVE;
     use mmtwin::mm::vmscan::Kswapd;

@@ -368,6 +368,22 @@ pub enum WritebackChunk {
     Bandwidth,
 }
 
+/// What kswapd does once balance_pgdat has balanced its node (mm/vmscan.c, kswapd()).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KswapdSleep {
+    /// Up to 2.6.32 (read from a 2.6.32 tree): it goes to sleep on kswapd_wait at once, unless
+    /// a wakeup meanwhile asked for a higher order (kswapd_max_order), and sleeps until an
+    /// allocation that finds a zone below its low watermark wakes it (wakeup_kswapd).
+    AtOnce,
+    /// 2.6.33+ (Mel Gorman's "vmscan: have kswapd sleep for a short interval and double check
+    /// it should be asleep", December 2009; read from 3.1 and 6.12): kswapd_try_to_sleep goes
+    /// on balancing if a zone is below its high watermark again (sleeping_prematurely), else
+    /// naps HZ/10, checks once more and only then sleeps; counted in
+    /// kswapd_low_wmark_hit_quickly and kswapd_high_wmark_hit_quickly.
+    Nap,
+}
+
 /// How the per-CPU vmstat counters of NR_FREE_PAGES are bounded while kswapd works (mm/vmstat.c).
 /// In every era each CPU keeps its changes to a zone's NR_FREE_PAGES in a diff folded into the
 /// zone's counter once it would pass the zone's stat_threshold (2 × fls(CPUs) × (1 + fls(zone
@@ -436,6 +452,7 @@ pub struct MmPolicy {
     pub writeback_chunk: WritebackChunk,
     pub vmstat_threshold: VmstatThreshold,
     pub writeout_fraction: WriteoutFraction,
+    pub kswapd_sleep: KswapdSleep,
     /// buddy_merge_likely (both eras): free a block to the list tail when its parent's buddy is
     /// free, so it stays free long enough to merge.
     pub merge_tail_heuristic: bool,
@@ -470,6 +487,7 @@ impl MmPolicy {
         writeback_chunk: WritebackChunk::MaxWritebackPages,
         vmstat_threshold: VmstatThreshold::KswapdPressure,
         writeout_fraction: WriteoutFraction::Proportions,
+        kswapd_sleep: KswapdSleep::Nap,
         merge_tail_heuristic: true,
     };
 
@@ -478,8 +496,9 @@ impl MmPolicy {
     /// instead of wait_iff_congested, no pcp drain after order-0 direct reclaim, readahead
     /// without __GFP_NORETRY, no buddy tail-merge heuristic (6dda9d55bf54, 2.6.35), scan
     /// shares saved up to a batch (nr_saved_scan, until 2.6.39), queue plugging (per-task
-    /// plugs came in 2.6.39), fixed vmstat thresholds (2.6.36–37 added kswapd's). It includes e084b2d95e48
-    /// (2.6.31), so cold refills keep PFN order.
+    /// plugs came in 2.6.39), fixed vmstat thresholds (2.6.36–37 added kswapd's), and a kswapd
+    /// that sleeps at once when its node is balanced (the nap came in 2.6.33). It includes
+    /// e084b2d95e48 (2.6.31), so cold refills keep PFN order.
     pub const LINUX_2_6_32: MmPolicy = MmPolicy {
         reclaim_wait: ReclaimWait::CongestionWait,
         scan_batch: ScanBatch::SavedScan,
@@ -487,6 +506,7 @@ impl MmPolicy {
         readahead_gfp: ReadaheadGfp::Cold,
         blk_plug: BlkPlugPolicy::QueuePlug,
         vmstat_threshold: VmstatThreshold::Fixed,
+        kswapd_sleep: KswapdSleep::AtOnce,
         merge_tail_heuristic: false,
         ..MmPolicy::LINUX_3_0
     };
@@ -518,6 +538,7 @@ impl MmPolicy {
         writeback_chunk: WritebackChunk::Bandwidth,
         vmstat_threshold: VmstatThreshold::KswapdPressure,
         writeout_fraction: WriteoutFraction::FlexProportions,
+        kswapd_sleep: KswapdSleep::Nap,
         merge_tail_heuristic: true,
     };
 

@@ -15,7 +15,7 @@ use super::gfp::Gfp;
 use super::mm_types::*;
 use super::mmzone::{LruList, ZoneStat, ZoneType, MAX_NR_ZONES, ZONE_RECLAIM_ACTIVE};
 use super::page_alloc::Mm;
-use super::policy::{LruOwner, ReclaimWait, ReclaimWriteback, ScanBatch, ShrinkerPolicy};
+use super::policy::{KswapdSleep, LruOwner, ReclaimWait, ReclaimWriteback, ScanBatch, ShrinkerPolicy};
 use super::vmstat::{Era, VmStat};
 use super::{Pfn, SWAP_CLUSTER_MAX};
 use crate::fs::Writepage;
@@ -1277,6 +1277,16 @@ impl Task for Kswapd {
                             node.pgdat_writeback = false;
                         }
                         self.finish(mm);
+                        if mm.policy.kswapd_sleep == KswapdSleep::AtOnce {
+                            // ≤2.6.32 kswapd(): straight back to sleep; only a wakeup that
+                            // asked for a higher order meanwhile keeps it awake.
+                            if mm.nodes[self.nid].kswapd_order > self.order {
+                                self.take_request(mm);
+                                self.start_balance(mm);
+                                return Step { user_ns: 0, system_ns: cost0, after };
+                            }
+                            return self.go_to_sleep(mm, cost0);
+                        }
                         self.state = KswapdState::Nap;
                         // kswapd_try_to_sleep: nap HZ/10 unless the node is already
                         // unbalanced again.
@@ -1303,18 +1313,23 @@ impl Task for Kswapd {
                     self.start_balance(mm);
                     return Step { user_ns: 0, system_ns: cost0, after: After::Continue };
                 }
-                self.state = KswapdState::Idle;
-                self.order = 0;
-                self.classzone_idx = 0;
-                // kswapd_try_to_sleep: the normal threshold before schedule().
-                mm.set_pgdat_percpu_threshold(self.nid, false);
-                Step { user_ns: 0, system_ns: 0, after: After::Block }
+                self.go_to_sleep(mm, 0)
             }
         }
     }
 }
 
 impl Kswapd {
+    /// Sleeps on kswapd_wait until woken: kswapd_try_to_sleep's schedule(), at the normal
+    /// per-CPU threshold, or ≤2.6.32 kswapd()'s schedule() right after balance_pgdat.
+    fn go_to_sleep(&mut self, mm: &mut Mm, system_ns: u64) -> Step {
+        self.state = KswapdState::Idle;
+        self.order = 0;
+        self.classzone_idx = 0;
+        mm.set_pgdat_percpu_threshold(self.nid, false);
+        Step { user_ns: 0, system_ns, after: After::Block }
+    }
+
     /// Leaves balance_pgdat. 6.x clears ZONE_RECLAIM_ACTIVE and takes off each zone's boost
     /// what it was when the run began (boosts raised meanwhile stay for the next run).
     fn finish(&mut self, mm: &mut Mm) {
