@@ -1291,7 +1291,8 @@ impl Task for Kswapd {
                         // kswapd_try_to_sleep: nap HZ/10 unless the node is already
                         // unbalanced again.
                         if mm.kswapd_sleeping_prematurely(self.nid, self.order, self.classzone_idx) {
-                            mm.events.count(VmStat::KswapdLowWmarkHitQuickly, 1);
+                            // Not napped (remaining 0): counted as the high watermark's.
+                            mm.events.count(VmStat::KswapdHighWmarkHitQuickly, 1);
                             self.start_balance(mm);
                             return Step { user_ns: 0, system_ns: cost0, after };
                         }

@@ -207,6 +207,8 @@ pub struct Sim {
     cpus: Vec<Cpu>,
     tasks: Vec<TaskSlot>,
     kswapd: Vec<TaskId>,
+    /// Each node's kswapd_wait as kswapd naps on it (kswapd_try_to_sleep's HZ/10).
+    kswapd_nap: Vec<WaitQueueId>,
     wait_queues: Vec<VecDeque<(TaskId, u64)>>,
     /// The engine event during which each wait queue was last woken: a task whose step asked
     /// to wait on a queue woken by a later event, while the step's CPU time ran, does not sleep
@@ -270,6 +272,7 @@ impl Sim {
             cpus: (0..nr_cpus).map(|_| Cpu::default()).collect(),
             tasks: Vec::new(),
             kswapd: Vec::new(),
+            kswapd_nap: Vec::new(),
             wait_queues: Vec::new(),
             last_woken: Vec::new(),
             live_workload: 0,
@@ -300,6 +303,7 @@ impl Sim {
             sim.mm.nodes[nid].reclaim_wait_writeback = sim.new_wait_queue();
             let tid = sim.spawn_blocked(Box::new(Kswapd::new(nid, wq)), cpu);
             sim.kswapd.push(tid);
+            sim.kswapd_nap.push(wq);
         }
         for d in 0..sim.mm.bdevs.len() {
             let t = crate::fs::fs_writeback::Flusher::new(d, sim.mm.sysctl.dirty_writeback_centisecs);
@@ -774,6 +778,17 @@ impl Sim {
                 self.wait_queues[wq].push_back((tid, slot.gen));
                 self.queue.push(self.now + ns, Event::Timeout(tid, slot.gen));
             }
+            After::WaitTimeout(wq, _) if self.kswapd_node(tid).is_some_and(|nid| self.kswapd_nap[nid] == wq && self.mm.nodes[nid].kswapd_wait_pending) => {
+                // kswapd about to nap, asked for again while its last pass ran: it is on
+                // kswapd_wait before it looks (prepare_to_wait), so the next allocator's
+                // wakeup_kswapd ends the nap at once; the twin's allocators do not repeat a
+                // request that is pending.
+                let slot = &mut self.tasks[tid];
+                slot.gen += 1;
+                slot.timed_out = false;
+                slot.state = TaskState::Runnable;
+                self.enqueue(cpu, tid);
+            }
             After::WaitTimeout(wq, ns) => {
                 let at = self.mm.sched.timer_expiry(self.now, ns);
                 let slot = &mut self.tasks[tid];
@@ -1085,6 +1100,39 @@ mod tests {
         }
         s.run(&mut |_| {}).unwrap();
         s.times.kswapd_wait_ns
+    }
+
+    #[test]
+    fn a_kswapd_asked_for_again_while_its_last_pass_ran_does_not_nap() {
+        // An allocator asks for kswapd every microsecond for 40 µs: kswapd wakes, balances the
+        // (balanced) node in two short steps and goes to nap while a request is pending. It is
+        // on kswapd_wait before it looks, so the next request ends the nap at once and it
+        // balances again; the twin's allocators do not repeat a pending request, so the nap
+        // ends at once by itself. Before session 35 it napped the whole HZ/10.
+        use crate::mm::vmstat::VmStat;
+        struct Asker(u32);
+        impl Task for Asker {
+            fn name(&self) -> &str {
+                "asker"
+            }
+            fn step(&mut self, cx: &mut TaskCx) -> Step {
+                self.0 += 1;
+                if self.0 <= 40 {
+                    cx.mm.wakeup_kswapd(0, 0, crate::mm::mmzone::ZoneType::Dma32 as usize);
+                    return run(1_000, After::Continue);
+                }
+                if self.0 == 41 {
+                    return run(0, After::SleepExact(50_000_000));
+                }
+                // At 50 ms, before any HZ/10 nap could have run out.
+                assert!(cx.mm.events.get(VmStat::KswapdLowWmarkHitQuickly) >= 1, "the nap ended early");
+                assert!(cx.mm.events.get(VmStat::Pageoutrun) >= 2, "kswapd balanced again");
+                run(0, After::Exit)
+            }
+        }
+        let mut s = sim();
+        s.spawn(Box::new(Asker(0)), 0);
+        s.run(&mut |_| {}).unwrap();
     }
 
     #[test]
