@@ -21,9 +21,8 @@ Asserted, from the model (see EXPERIMENTS.md for the account):
   wait_iff_congested removes the sleeps and the 16 readers read more. One reader, and O_DIRECT,
   do not stall.
 - The seed's trigger is NOT reproduced on 2.6.32's per-type lists: the stalls come with either
-  order (at full size they cost 16 readers 61% since session 23, where a task that waited in
-  the allocator retries only after its sleep, and the three orders' runs overlap,
-  EXPERIMENTS.md), so no assert on its sign.
+  order (at full size they cost 16 readers 62% at 256M in session 35, and the three orders'
+  runs overlap, EXPERIMENTS.md), so no assert on its sign.
 - On a queue of 16 segments, the reverse order splits readahead into smaller requests and the
   single reader loses throughput: the regression e084b fixed (Narayanan's OneNAND report).
 - On the per-cpu list of 2.6.31, where Christian's bisection tested e084b (one list shared by
