@@ -265,7 +265,7 @@ impl Child {
         }
         // The record just completed returns to a child that now sees the flag: not counted.
         let in_flight = if self.next == 0 { 0 } else { (self.next - 1) % self.record_pages + 1 };
-        if (self.stonewalled(cx, in_flight) && !write) || self.next >= self.pages {
+        if (self.stonewalled(cx, in_flight) && self.phases[self.phase] != Phase::Write) || self.next >= self.pages {
             return self.finish(cx, ino);
         }
         let n = self.record_pages.min(self.pages - self.next) as usize;
