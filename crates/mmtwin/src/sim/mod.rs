@@ -778,16 +778,8 @@ impl Sim {
                 self.wait_queues[wq].push_back((tid, slot.gen));
                 self.queue.push(self.now + ns, Event::Timeout(tid, slot.gen));
             }
-            After::WaitTimeout(wq, _) if self.kswapd_node(tid).is_some_and(|nid| self.kswapd_nap[nid] == wq && self.mm.nodes[nid].kswapd_wait_pending) => {
-                // kswapd about to nap, asked for again while its last pass ran: it is on
-                // kswapd_wait before it looks (prepare_to_wait), so the next allocator's
-                // wakeup_kswapd ends the nap at once; the twin's allocators do not repeat a
-                // request that is pending.
-                let slot = &mut self.tasks[tid];
-                slot.gen += 1;
-                slot.timed_out = false;
-                slot.state = TaskState::Runnable;
-                self.enqueue(cpu, tid);
+            After::WaitTimeout(wq, _) if self.kswapd_node(tid).is_some_and(|nid| self.kswapd_nap[nid] == wq) && self.kswapd_asked_again(tid) => {
+                self.kswapd_stays_awake(tid, cpu);
             }
             After::WaitTimeout(wq, ns) => {
                 let at = self.mm.sched.timer_expiry(self.now, ns);
@@ -798,17 +790,11 @@ impl Sim {
                 self.queue.push(at, Event::Timeout(tid, slot.gen));
                 self.kswapd_sleeps(tid);
             }
+            After::Block if self.kswapd_asked_again(tid) => self.kswapd_stays_awake(tid, cpu),
             After::Block => {
                 self.tasks[tid].gen += 1;
-                // A kswapd woken again during its pass does not miss the wakeup.
-                let rewoken = self.kswapd_node(tid).is_some_and(|nid| self.mm.nodes[nid].kswapd_wait_pending);
-                if rewoken {
-                    self.tasks[tid].state = TaskState::Runnable;
-                    self.enqueue(cpu, tid);
-                } else {
-                    self.tasks[tid].state = TaskState::Blocked;
-                    self.kswapd_sleeps(tid);
-                }
+                self.tasks[tid].state = TaskState::Blocked;
+                self.kswapd_sleeps(tid);
             }
             After::Exit => {
                 self.tasks[tid].state = TaskState::Exited;
@@ -824,6 +810,21 @@ impl Sim {
     /// The node whose kswapd `tid` is, if it is one.
     fn kswapd_node(&self, tid: TaskId) -> Option<usize> {
         self.kswapd.iter().position(|&k| k == tid)
+    }
+
+    /// Whether `tid` is a kswapd that was asked for again while its last step ran. Going to
+    /// sleep or to nap on kswapd_wait, it is on the queue before it looks (prepare_to_wait),
+    /// so the next allocator's wakeup_kswapd would wake it at once; the twin's allocators do
+    /// not repeat a request that is pending, so the engine does not let it sleep.
+    fn kswapd_asked_again(&self, tid: TaskId) -> bool {
+        self.kswapd_node(tid).is_some_and(|nid| self.mm.nodes[nid].kswapd_wait_pending)
+    }
+
+    /// Puts kswapd `tid` back on `cpu`'s run queue instead of the sleep its step asked for.
+    fn kswapd_stays_awake(&mut self, tid: TaskId, cpu: usize) {
+        self.tasks[tid].gen += 1;
+        self.tasks[tid].state = TaskState::Runnable;
+        self.enqueue(cpu, tid);
     }
 
     fn kswapd_sleeps(&mut self, tid: TaskId) {

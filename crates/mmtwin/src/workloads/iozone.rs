@@ -177,9 +177,9 @@ struct Child {
     record_pages: u32,
     direct: bool,
     stonewall: bool,
-    /// The pages this pass counts, once the child has seen the stonewall flag (a writer of the
-    /// initial write test writes on to the end of its file, uncounted).
-    stopped: Option<u32>,
+    /// The child has seen the stonewall flag this pass and recorded its throughput (a writer of
+    /// the initial write test writes on to the end of its file, uncounted).
+    stopped: bool,
     throttle: DirtyThrottle,
     /// O_DIRECT: the user buffer, its dio context and wait queue.
     buf: Vec<Pfn>,
@@ -208,12 +208,11 @@ impl Child {
     /// call returned after the flag went up are not counted. Records what is counted; the
     /// caller stops, except a writer of the initial write test, which goes on uncounted.
     fn stonewalled(&mut self, cx: &TaskCx, in_flight: u32) -> bool {
-        if !self.stonewall || self.stopped.is_some() || !self.shared.borrow().stop {
+        if !self.stonewall || self.stopped || !self.shared.borrow().stop {
             return false;
         }
-        let counted = self.next - in_flight;
-        self.record(cx, counted);
-        self.stopped = Some(counted);
+        self.record(cx, self.next - in_flight);
+        self.stopped = true;
         true
     }
 
@@ -226,10 +225,9 @@ impl Child {
         }
         self.buf.clear();
         self.dio = 0;
-        if self.stopped.is_none() {
+        if !std::mem::take(&mut self.stopped) {
             self.record(cx, self.next);
         }
-        self.stopped = None;
         let mut sh = self.shared.borrow_mut();
         if self.stonewall {
             sh.stop = true;
@@ -475,7 +473,7 @@ pub fn start(spec: &IozoneSpec, sim: &mut Sim) -> IozoneRun {
                 record_pages: (spec.record.0 / PAGE_SIZE) as u32,
                 direct: spec.direct,
                 stonewall: spec.stonewall,
-                stopped: None,
+                stopped: false,
                 throttle: DirtyThrottle { tid: j, ..Default::default() },
                 buf: Vec::new(),
                 dio: 0,
