@@ -765,7 +765,6 @@ impl Sim {
                 slot.state = TaskState::Blocked;
                 slot.gen += 1;
                 self.wait_queues[wq].push_back((tid, slot.gen));
-                self.kswapd_sleeps(tid);
             }
             After::WaitTimeoutExact(wq, ns) => {
                 // Not kswapd's idle sleep: wakeup_kswapd finds nobody on kswapd_wait.
@@ -788,7 +787,9 @@ impl Sim {
                 slot.gen += 1;
                 self.wait_queues[wq].push_back((tid, slot.gen));
                 self.queue.push(at, Event::Timeout(tid, slot.gen));
-                self.kswapd_sleeps(tid);
+                if self.kswapd_node(tid).is_some_and(|nid| self.kswapd_nap[nid] == wq) {
+                    self.kswapd_sleeps(tid);
+                }
             }
             After::Block if self.kswapd_asked_again(tid) => self.kswapd_stays_awake(tid, cpu),
             After::Block => {
@@ -827,6 +828,10 @@ impl Sim {
         self.enqueue(cpu, tid);
     }
 
+    /// Marks kswapd `tid` as on kswapd_wait, where wakeup_kswapd finds it: its idle sleep
+    /// (Block) or its HZ/10 nap. A kswapd waiting on another queue (6.x reclaim_throttle on
+    /// the node's reclaim_wait) is not there, and only that queue's wakeup or its timeout ends
+    /// the wait.
     fn kswapd_sleeps(&mut self, tid: TaskId) {
         if let Some(nid) = self.kswapd_node(tid) {
             self.mm.sched.kswapd_sleeping[nid] = true;
@@ -1134,6 +1139,60 @@ mod tests {
         let mut s = sim();
         s.spawn(Box::new(Asker(0)), 0);
         s.run(&mut |_| {}).unwrap();
+    }
+
+    #[test]
+    fn wakeup_kswapd_does_not_end_kswapds_reclaim_throttle_wait() {
+        // Node 0's kswapd (scripted) is asked for at 0, takes the request and waits on the
+        // node's reclaim_wait for writeback, HZ/10 at most (6.x reclaim_throttle). A second
+        // request at 10 ms finds nobody on kswapd_wait (wakeup_kswapd's waitqueue_active), so
+        // kswapd runs again only when its timeout ends, at the first tick 100 ms after the wait
+        // began. Before session 36 the request woke it at 10 ms.
+        struct Throttled {
+            steps: u32,
+            log: Log,
+        }
+        impl Task for Throttled {
+            fn name(&self) -> &str {
+                "kswapd0"
+            }
+            fn step(&mut self, cx: &mut TaskCx) -> Step {
+                self.log.borrow_mut().push(("kswapd", cx.now));
+                self.steps += 1;
+                cx.mm.nodes[0].kswapd_wait_pending = false;
+                if self.steps == 1 {
+                    return run(1_000, After::WaitTimeout(cx.mm.nodes[0].reclaim_wait_writeback, crate::mm::vmscan::HZ_10_NS));
+                }
+                run(0, After::Block)
+            }
+        }
+        // Asks for node 0's kswapd at 0 and at 10 ms, then exits at 160 ms.
+        struct Asker(u32);
+        impl Task for Asker {
+            fn name(&self) -> &str {
+                "asker"
+            }
+            fn step(&mut self, cx: &mut TaskCx) -> Step {
+                self.0 += 1;
+                if self.0 > 2 {
+                    return run(0, After::Exit);
+                }
+                cx.mm.wakeup_kswapd(0, 0, crate::mm::mmzone::ZoneType::Dma32 as usize);
+                run(1_000, After::SleepExact(if self.0 == 1 { 10_000_000 } else { 150_000_000 }))
+            }
+        }
+        let mut s = sim();
+        let log: Log = Rc::default();
+        let k = s.kswapd[0];
+        s.tasks[k].task = Box::new(Throttled { steps: 0, log: log.clone() });
+        s.spawn(Box::new(Asker(0)), 0);
+        s.run(&mut |_| {}).unwrap();
+        let l = log.borrow().clone();
+        assert_eq!(l.len(), 2, "kswapd ran twice: {l:?}");
+        let (first, second) = (l[0].1, l[1].1);
+        assert!(first < 1_000_000, "the first request woke kswapd at once: {l:?}");
+        let end = s.mm.sched.timer_expiry(first + 1_000, crate::mm::vmscan::HZ_10_NS);
+        assert_eq!(second, end, "kswapd slept its throttle out: {l:?}");
     }
 
     #[test]
