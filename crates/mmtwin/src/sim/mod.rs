@@ -777,7 +777,7 @@ impl Sim {
                 self.wait_queues[wq].push_back((tid, slot.gen));
                 self.queue.push(self.now + ns, Event::Timeout(tid, slot.gen));
             }
-            After::WaitTimeout(wq, _) if self.kswapd_node(tid).is_some_and(|nid| self.kswapd_nap[nid] == wq) && self.kswapd_asked_again(tid) => {
+            After::WaitTimeout(wq, _) if self.is_kswapd_nap(tid, wq) && self.kswapd_asked_again(tid) => {
                 self.kswapd_stays_awake(tid, cpu);
             }
             After::WaitTimeout(wq, ns) => {
@@ -787,7 +787,7 @@ impl Sim {
                 slot.gen += 1;
                 self.wait_queues[wq].push_back((tid, slot.gen));
                 self.queue.push(at, Event::Timeout(tid, slot.gen));
-                if self.kswapd_node(tid).is_some_and(|nid| self.kswapd_nap[nid] == wq) {
+                if self.is_kswapd_nap(tid, wq) {
                     self.kswapd_sleeps(tid);
                 }
             }
@@ -811,6 +811,11 @@ impl Sim {
     /// The node whose kswapd `tid` is, if it is one.
     fn kswapd_node(&self, tid: TaskId) -> Option<usize> {
         self.kswapd.iter().position(|&k| k == tid)
+    }
+
+    /// Whether `tid` is a kswapd and `wq` its HZ/10 nap's queue (kswapd_wait).
+    fn is_kswapd_nap(&self, tid: TaskId, wq: WaitQueueId) -> bool {
+        self.kswapd_node(tid).is_some_and(|nid| self.kswapd_nap[nid] == wq)
     }
 
     /// Whether `tid` is a kswapd that was asked for again while its last step ran. Going to
