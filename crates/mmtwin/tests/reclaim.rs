@@ -192,7 +192,7 @@ fn a_mapped_page_still_dirty_at_its_second_look_is_left_unmapped_and_then_opens_
     // Dirty pages do not count for mode 1, which may not write: the gate is still shut.
     assert_eq!(mm.zone_pagecache_reclaimable(node0), 0);
     // Once the flusher has written them they are unmapped clean cache, and the gate opens.
-    mm.writeback_single_inode(ino, u64::MAX, false);
+    mm.writeback_single_inode(ino, u64::MAX, false, false);
     run_io(&mut mm);
     assert_eq!(mm.zones[node0].page_state(ZoneStat::NrFileDirty), 0);
     assert_eq!(mm.zone_pagecache_reclaimable(node0), 2000);

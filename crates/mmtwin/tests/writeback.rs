@@ -140,7 +140,7 @@ fn a_writer_that_fills_the_queue_stops_between_bios_not_inside_one() {
     let (ino, _) = dirty_file(&mut mm, 200);
     let mut total = 0;
     loop {
-        let (written, blocked) = mm.writeback_single_inode(ino, 1024, true);
+        let (written, blocked) = mm.writeback_single_inode(ino, 1024, true, false);
         total += written;
         assert_eq!(written % 4, 0, "a stop inside a bio would leave a short request: {written}");
         if !blocked {
@@ -161,7 +161,7 @@ fn unlink_drops_dirty_pages_unwritten_and_waits_only_for_those_under_writeback()
     let (ino, pfns) = dirty_file(&mut mm, 64);
     mm.close_file(ino);
     // The flusher has started on the first 8 pages; the other 56 are still dirty.
-    let (written, _) = mm.writeback_single_inode(ino, 8, true);
+    let (written, _) = mm.writeback_single_inode(ino, 8, true, false);
     assert_eq!(written, 8);
     let out_before = mm.bdevs[0].stats.sectors[1];
     let wait = mm.unlink_file(ino, 0).expect("a page under writeback to wait for");
@@ -211,7 +211,7 @@ fn reclaim_run_by_write_begins_block_allocation_cannot_take_the_page_being_writt
     // page (trylock_page fails) rather than free it under the writer.
     let mut mm = boot("64M", "ext3", "");
     let (clean, old) = dirty_file(&mut mm, 10);
-    mm.writeback_single_inode(clean, u64::MAX, false);
+    mm.writeback_single_inode(clean, u64::MAX, false, false);
     run_io(&mut mm);
     assert_eq!(mm.global_page_state(ZoneStat::NrFileDirty), 0);
     // Free memory: none in the DMA zone, five pages over min in DMA32: enough for one refill
@@ -329,6 +329,49 @@ fn until_3_0_writeback_gives_each_inode_1024_pages_a_turn_and_from_3_1_half_a_se
         };
         assert_eq!((under_writeback(&mm, a), under_writeback(&mm, b)), (first, second), "{policy}");
     }
+}
+
+#[test]
+fn a_flusher_stopped_by_a_full_queue_goes_on_with_the_same_inode() {
+    // Two files of 2048 dirty pages, the older first; a queue of 16 requests of 4 pages, so
+    // the flusher stops every 64 pages or so and waits for a request. The kernel's flusher
+    // sleeps in get_request_wait inside the inode's turn: the first 1024 pages written are
+    // all the older file's, then the turn passes to the other. (Until session 36 each stop
+    // sent the inode to the back of the list, and the two files took 64-page turns.)
+    use mmtwin::fs::fs_writeback::Flusher;
+    use mmtwin::sim::rng::Rng;
+    use mmtwin::sim::{After, Task, TaskCx};
+    let text = "[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [{ id = 0, cpus = 1, memory = \"1G\" }]\nboot_reserved = \"1M\"\nfs = \"ext2\"\n\
+                disk = { max_sectors_kb = 16, nr_requests = 16 }\n[[kernel]]\nname = \"k\"\nprofile = \"linux-3.0\"\nsysctl = { dirty_ratio = 40 }\n[workload]\ntype = \"anon-churn\"\n";
+    let mut mm = Mm::boot(&Scenario::parse(text).unwrap().resolve().remove(0));
+    let (a, _) = dirty_file(&mut mm, 2048);
+    mm.now_ns += 1_000_000;
+    let (b, _) = dirty_file(&mut mm, 2048);
+    let written = |mm: &Mm, ino| {
+        let mapping = mm.inode(ino).mapping;
+        (0..2048).filter(|&i| mm.find_get_page(mapping, i).is_some_and(|p| mm.pages[p as usize].flags & PG_DIRTY == 0)).count()
+    };
+    mm.wakeup_flusher_threads(0);
+    let mut f = Flusher::new(0, 500);
+    let mut rng = Rng::new(1);
+    let mut stops = 0;
+    while written(&mm, a) + written(&mm, b) < 1024 {
+        let now = mm.now_ns;
+        let mut cx = TaskCx { now, cpu: 0, tid: 0, mm: &mut mm, rng: &mut rng, timed_out: false };
+        if matches!(f.step(&mut cx).after, After::Wait(_)) {
+            stops += 1;
+        }
+        run_io(&mut mm);
+    }
+    assert!(stops >= 10, "the queue stopped the flusher {stops} times");
+    assert_eq!((written(&mm, a), written(&mm, b)), (1024, 0));
+    while written(&mm, b) == 0 {
+        let now = mm.now_ns;
+        let mut cx = TaskCx { now, cpu: 0, tid: 0, mm: &mut mm, rng: &mut rng, timed_out: false };
+        f.step(&mut cx);
+        run_io(&mut mm);
+    }
+    assert_eq!(written(&mm, a), 1024, "the next turn is the other file's");
 }
 
 /// A one-node 3.0 machine of 64M with two CPUs, ext2, and the policies in `policy`.
@@ -501,7 +544,7 @@ fn io_less_a_bandwidth_update_is_queued_once_200ms_after_an_inodes_writeback_end
     }
     mm.now_ns = 2_000_000_000;
     for &ino in &files {
-        mm.writeback_single_inode(ino, 1024, true);
+        mm.writeback_single_inode(ino, 1024, true, false);
     }
     run_io(&mut mm);
     // Both inodes' writeback ended; one update is queued, 200 ms (50 jiffies) after the first.
@@ -522,7 +565,7 @@ fn io_less_a_bandwidth_update_is_queued_once_200ms_after_an_inodes_writeback_end
     for i in 0..64 {
         mm.file_write_page(ino, i, 4096, 0, &mut t);
     }
-    mm.writeback_single_inode(ino, 1024, true);
+    mm.writeback_single_inode(ino, 1024, true, false);
     run_io(&mut mm);
     assert!(mm.bw_timers.is_empty());
 }

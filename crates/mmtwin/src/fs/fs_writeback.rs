@@ -139,8 +139,13 @@ impl Mm {
     /// writeback_single_inode with write_cache_pages: writes up to `nr_to_write` dirty pages of
     /// the inode in index order (from writeback_index when cyclic), allocating blocks and
     /// merging adjacent ones into bios. Stops early if the device queue fills. Returns
-    /// (pages written, stopped on a full queue).
-    pub fn writeback_single_inode(&mut self, ino: Ino, nr_to_write: u64, range_cyclic: bool) -> (u64, bool) {
+    /// (pages written, stopped on a full queue). With `hold` (the flusher), an inode a full
+    /// queue stopped keeps I_SYNC and stays off the dirty list for the caller to go on with:
+    /// the kernel's writer sleeps in get_request_wait inside the inode's turn and goes on with
+    /// the same inode (writeback_sb_inodes moves on only when the turn's nr_to_write is spent
+    /// or the inode is clean). A throttled dirtier (writeback_inodes_wb) stops instead and
+    /// its inode goes to the back of the list.
+    pub fn writeback_single_inode(&mut self, ino: Ino, nr_to_write: u64, range_cyclic: bool, hold: bool) -> (u64, bool) {
         let sb = self.inode(ino).sb;
         let dev = self.sbs[sb].dev;
         if let Some(k) = self.inode_mut(ino).dirty_key.take() {
@@ -215,6 +220,10 @@ impl Mm {
         self.blk_finish_plug(plugged);
         self.wb_bandwidth_estimate(dev, false);
         let still_dirty = self.mapping_tagged(mapping, PAGECACHE_TAG_DIRTY);
+        if blocked && hold && still_dirty {
+            self.inode_mut(ino).writeback_index = next_index;
+            return (written, blocked);
+        }
         let key = self.sbs[sb].next_key();
         let i = self.inode_mut(ino);
         i.writeback_index = next_index;
@@ -241,7 +250,7 @@ impl Mm {
             let Some(ino) = self.next_dirty_inode(dev, now) else { break };
             seen += 1;
             let chunk = self.writeback_chunk_size(dev, left as i64);
-            let (w, blocked) = self.writeback_single_inode(ino, chunk.min(left), true);
+            let (w, blocked) = self.writeback_single_inode(ino, chunk.min(left), true, false);
             written += w;
             left = left.saturating_sub(w);
             if blocked || w == 0 {
@@ -267,11 +276,12 @@ pub struct Flusher {
     interval_ns: u64,
     last_old_flush: u64,
     state: FlusherState,
+    resume: Option<(Ino, u64)>,
 }
 
 impl Flusher {
     pub fn new(dev: usize, dirty_writeback_centisecs: u64) -> Flusher {
-        Flusher { dev, name: format!("flush-8:{}", dev * 16), interval_ns: dirty_writeback_centisecs * 10_000_000, last_old_flush: 0, state: FlusherState::Idle }
+        Flusher { dev, name: format!("flush-8:{}", dev * 16), interval_ns: dirty_writeback_centisecs * 10_000_000, last_old_flush: 0, state: FlusherState::Idle, resume: None }
     }
 
     /// When the thread first runs: at boot, to go to sleep on its wait queue (the periodic
@@ -333,14 +343,37 @@ impl Task for Flusher {
                 }
             },
         };
-        let background_done = work.kind == WorkKind::Background && !mm.over_bground_thresh();
-        let next = if work.nr_pages <= 0 || background_done { None } else { mm.next_dirty_inode(dev, work.older_than_ns) };
-        let Some(ino) = next else {
-            self.state = FlusherState::Idle;
-            return Step { user_ns: 0, system_ns: mm.costs.kswapd_pass_ns / 4, after: After::Continue };
+        // The inode a full queue stopped in the middle of its turn, unless its file was
+        // deleted meanwhile: evicted (the slot empty, or reused by an inode nobody is
+        // writing), or unlinked and waiting for its pages under writeback, whose cancelled
+        // dirty pages are not written (the flusher lets go of it).
+        let held = self.resume.take().filter(|&(ino, _)| {
+            let Some(Some(i)) = mm.inodes.get_mut(ino as usize) else { return false };
+            if i.state & I_SYNC == 0 {
+                return false;
+            }
+            if i.nlink == 0 {
+                i.state &= !I_SYNC;
+                return false;
+            }
+            true
+        });
+        let (ino, chunk) = match held {
+            Some(r) => r,
+            None => {
+                let background_done = work.kind == WorkKind::Background && !mm.over_bground_thresh();
+                let next = if work.nr_pages <= 0 || background_done { None } else { mm.next_dirty_inode(dev, work.older_than_ns) };
+                let Some(ino) = next else {
+                    self.state = FlusherState::Idle;
+                    return Step { user_ns: 0, system_ns: mm.costs.kswapd_pass_ns / 4, after: After::Continue };
+                };
+                (ino, mm.writeback_chunk_size(dev, work.nr_pages))
+            }
         };
-        let chunk = mm.writeback_chunk_size(dev, work.nr_pages);
-        let (written, blocked) = mm.writeback_single_inode(ino, chunk, work.range_cyclic);
+        let (written, blocked) = mm.writeback_single_inode(ino, chunk, work.range_cyclic, true);
+        if blocked && mm.inodes[ino as usize].as_ref().is_some_and(|i| i.state & I_SYNC != 0) {
+            self.resume = Some((ino, chunk - written));
+        }
         let mut w = work;
         w.nr_pages -= written as i64;
         self.state = FlusherState::Working(w);

@@ -800,6 +800,7 @@ impl Mm {
         let mapping = self.inode(ino).mapping;
         let pages = self.mapping_pages(mapping);
         for pfn in pages {
+            debug_assert!(self.pages[pfn as usize].flags & crate::mm::mm_types::PG_WRITEBACK == 0, "inode {ino} evicted with page {pfn} under writeback");
             self.truncate_page(pfn, cpu);
         }
     }
