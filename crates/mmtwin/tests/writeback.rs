@@ -12,12 +12,20 @@ use mmtwin::mm::{Mm, Pfn};
 
 /// A one-node 3.0 machine of `mem` with file system `fs` and the policies in `policy`.
 fn boot(mem: &str, fs: &str, policy: &str) -> Mm {
+    boot_disk(mem, fs, policy, "")
+}
+
+/// As `boot`, with the `[machine]` line `disk` (a `disk = { ... }` table, or nothing).
+fn boot_disk(mem: &str, fs: &str, policy: &str, disk: &str) -> Mm {
     let text = format!(
-        "[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [{{ id = 0, cpus = 1, memory = \"{mem}\" }}]\nboot_reserved = \"1M\"\nfs = \"{fs}\"\n\
+        "[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [{{ id = 0, cpus = 1, memory = \"{mem}\" }}]\nboot_reserved = \"1M\"\nfs = \"{fs}\"\n{disk}\n\
          [[kernel]]\nname = \"k\"\nprofile = \"linux-3.0\"\npolicy = {{ {policy} }}\nsysctl = {{ dirty_ratio = 40 }}\n[workload]\ntype = \"anon-churn\"\n"
     );
     Mm::boot(&Scenario::parse(&text).unwrap_or_else(|e| panic!("{e}")).resolve().remove(0))
 }
+
+/// 16 requests of at most 4 pages (16 KiB) on the device.
+const SMALL_QUEUE: &str = "disk = { max_sectors_kb = 16, nr_requests = 16 }";
 
 /// `n` dirty pages of a new file, written from `cpu` the way write() does (blocks mapped at
 /// write time on ext2/ext3, not on ext4/xfs); the zone of the first page.
@@ -134,9 +142,7 @@ fn perzonedirty_write_allocations_skip_a_zone_over_its_dirty_limit() {
 fn a_writer_that_fills_the_queue_stops_between_bios_not_inside_one() {
     // 16 requests of at most 4 pages: 64 pages fill the queue (one in flight, 15 queued
     // before the next would be refused); the writer stops at a bio boundary and resumes there.
-    let text = "[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [{ id = 0, cpus = 1, memory = \"64M\" }]\nboot_reserved = \"1M\"\nfs = \"ext4\"\n\
-                disk = { max_sectors_kb = 16, nr_requests = 16 }\n[[kernel]]\nname = \"k\"\nprofile = \"linux-3.0\"\nsysctl = { dirty_ratio = 40 }\n[workload]\ntype = \"anon-churn\"\n";
-    let mut mm = Mm::boot(&Scenario::parse(text).unwrap().resolve().remove(0));
+    let mut mm = boot_disk("64M", "ext4", "", SMALL_QUEUE);
     let (ino, _) = dirty_file(&mut mm, 200);
     let mut total = 0;
     loop {
@@ -341,9 +347,7 @@ fn a_flusher_stopped_by_a_full_queue_goes_on_with_the_same_inode() {
     use mmtwin::fs::fs_writeback::Flusher;
     use mmtwin::sim::rng::Rng;
     use mmtwin::sim::{After, Task, TaskCx};
-    let text = "[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [{ id = 0, cpus = 1, memory = \"1G\" }]\nboot_reserved = \"1M\"\nfs = \"ext2\"\n\
-                disk = { max_sectors_kb = 16, nr_requests = 16 }\n[[kernel]]\nname = \"k\"\nprofile = \"linux-3.0\"\nsysctl = { dirty_ratio = 40 }\n[workload]\ntype = \"anon-churn\"\n";
-    let mut mm = Mm::boot(&Scenario::parse(text).unwrap().resolve().remove(0));
+    let mut mm = boot_disk("1G", "ext2", "", SMALL_QUEUE);
     let (a, _) = dirty_file(&mut mm, 2048);
     mm.now_ns += 1_000_000;
     let (b, _) = dirty_file(&mut mm, 2048);

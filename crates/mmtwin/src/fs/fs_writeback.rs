@@ -348,9 +348,8 @@ impl Task for Flusher {
         // or by another device's), or unlinked and waiting for its pages under writeback,
         // whose cancelled dirty pages are not written (the flusher lets go of it).
         let held = self.resume.take().filter(|&(ino, _)| {
-            let on_dev = mm.inodes.get(ino as usize).is_some_and(|i| i.as_ref().is_some_and(|i| mm.sbs[i.sb].dev == dev));
-            let Some(Some(i)) = mm.inodes.get_mut(ino as usize).filter(|_| on_dev) else { return false };
-            if i.state & I_SYNC == 0 {
+            let Some(Some(i)) = mm.inodes.get_mut(ino as usize) else { return false };
+            if i.state & I_SYNC == 0 || mm.sbs[i.sb].dev != dev {
                 return false;
             }
             if i.nlink == 0 {
