@@ -640,3 +640,56 @@ fn iozones_first_child_to_finish_a_pass_stops_the_others() {
     let read = |r: &mmtwin::run::IterationResult| r.metrics.iter().find(|m| m.table == "iozone Read Throughput").unwrap().value;
     assert!((read(&on) / read(&off) - 1.0).abs() < 0.1, "{} against {} KB/s", read(&on), read(&off));
 }
+
+/// Queues one-page direct writes far apart (no merging) on disk 0 as task `pid` while it may
+/// have a request; returns how many it queued.
+fn queue_while_allowed(mm: &mut Mm, pid: u32, dio: u32, first_page: &mut u64) -> u32 {
+    mm.sched.current_pid = pid;
+    let mut n = 0;
+    while mm.may_get_request(0, Dir::Write) {
+        submit_dio_write(mm, dio, *first_page, 1);
+        *first_page += 1000;
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn the_task_that_fills_the_request_pool_and_a_task_woken_from_it_queue_batches_past_it() {
+    let machine = "nodes = [{ id = 0, cpus = 1, memory = \"256M\" }]\ndisk = { nr_requests = 16 }";
+    let mut mm = boot_with(machine, "linux-3.0", "");
+    let dio = mm.new_dio(usize::MAX);
+    let mut page = 0;
+    // Task 1's sixteenth request fills the pool (one more goes to the device at once): the
+    // queue is marked full and task 1 is a batcher, allowed up to 24 (3/2 × 16).
+    assert_eq!(queue_while_allowed(&mut mm, 1, dio, &mut page), 25);
+    assert_eq!(mm.bdevs[0].allocated(Dir::Write as usize), 24);
+    assert!(mm.bdevs[0].full[Dir::Write as usize]);
+    // Task 2 is no batcher: it sleeps in get_request_wait.
+    mm.sched.current_pid = 2;
+    assert!(!mm.may_get_request(0, Dir::Write));
+    mm.sleep_for_request(0);
+    // The full mark (and with it the wakeup of a waiter) goes only once the pool is below
+    // nr_requests again: 9 completions.
+    let mut completions = 0;
+    while mm.bdevs[0].full[Dir::Write as usize] {
+        let (t, dev) = mm.io_timers.pop().expect("a request in flight");
+        mm.now_ns = t;
+        mm.blk_complete(dev);
+        completions += 1;
+    }
+    assert_eq!(completions, 9);
+    // Woken, task 2 is a batcher: past the full mark again, up to 24.
+    assert_eq!(queue_while_allowed(&mut mm, 2, dio, &mut page), 9);
+    // Task 1's batch was begun more than HZ/50 ago: it waits, and would also have had to
+    // wait had its batch not expired, since the pool is at 3/2 × nr_requests.
+    mm.now_ns += 30_000_000;
+    assert_eq!(queue_while_allowed(&mut mm, 1, dio, &mut page), 0);
+
+    // With blk-mq's tags (6.x) nobody gets past nr_requests.
+    let mut mm = boot_with(machine, "linux-3.0", "request_alloc = \"tags\"");
+    let dio = mm.new_dio(usize::MAX);
+    let mut page = 0;
+    assert_eq!(queue_while_allowed(&mut mm, 1, dio, &mut page), 17);
+    assert_eq!(mm.bdevs[0].allocated(Dir::Write as usize), 16);
+}

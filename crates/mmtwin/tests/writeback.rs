@@ -328,7 +328,7 @@ fn until_3_0_writeback_gives_each_inode_1024_pages_a_turn_and_from_3_1_half_a_se
         let (a, _) = dirty_file(&mut mm, 8192);
         mm.now_ns += 1_000_000;
         let (b, _) = dirty_file(&mut mm, 8192);
-        assert_eq!(mm.writeback_inodes_wb(0, 2048, 0), 2048);
+        assert_eq!(mm.writeback_inodes_wb(0, 2048, &mut None), (2048, false));
         let under_writeback = |mm: &Mm, ino| {
             let mapping = mm.inode(ino).mapping;
             (0..8192).filter(|&i| mm.find_get_page(mapping, i).is_some_and(|p| mm.pages[p as usize].flags & PG_WRITEBACK != 0)).count()
@@ -376,6 +376,49 @@ fn a_flusher_stopped_by_a_full_queue_goes_on_with_the_same_inode() {
         run_io(&mut mm);
     }
     assert_eq!(written(&mm, a), 1024, "the next turn is the other file's");
+}
+
+#[test]
+fn a_throttled_3_0_dirtier_sleeps_for_a_request_inside_its_writeback_and_goes_on_with_the_same_inode() {
+    // Two files of 2048 dirty pages, the older first; then limits far below them, so a
+    // dirtier in balance_dirty_pages writes back a chunk of 1536 pages itself. The queue
+    // holds 16 requests of 4 pages: the dirtier fills it, queues a batch past it (it is the
+    // task that filled it) and then sleeps in get_request_wait — not a throttling pause —
+    // holding the older file, with which it goes on when requests are freed: its turn's 1024
+    // pages, then 512 of the other file. (Until session 43 it stopped at the full queue,
+    // wrote nothing more and paused, its inode going to the back of the list.)
+    use mmtwin::mm::page_writeback::DirtyThrottle;
+    let mut mm = boot_disk("1G", "ext2", "", SMALL_QUEUE);
+    let (a, _) = dirty_file(&mut mm, 2048);
+    mm.now_ns += 1_000_000;
+    let (b, _) = dirty_file(&mut mm, 2048);
+    let written = |mm: &Mm, ino| {
+        let mapping = mm.inode(ino).mapping;
+        (0..2048).filter(|&i| mm.find_get_page(mapping, i).is_some_and(|p| mm.pages[p as usize].flags & PG_DIRTY == 0)).count()
+    };
+    mm.sysctl.dirty_background_bytes = 1 << 20;
+    mm.sysctl.dirty_bytes = 2 << 20;
+    mm.sched.current_pid = 5;
+    let mut t = DirtyThrottle { write_chunk: 1536, ..Default::default() };
+    mm.balance_dirty_pages(&mut t, 0);
+    assert_eq!((mm.rq_wait_owed, mm.sleep_ns), (Some(mm.bdevs[0].rq_wait), 0), "asleep for a request, no pause");
+    assert_eq!(t.wb_held.map(|h| h.0), Some(a));
+    // 24 requests queued (3/2 × 16, as the batcher that filled the pool) and one in flight.
+    assert_eq!(t.pages_written, 25 * 4);
+    let mut sleeps = 1;
+    while t.wb_want > 0 {
+        mm.rq_wait_owed = None;
+        run_io(&mut mm);
+        mm.balance_dirty_pages(&mut t, 0);
+        sleeps += u32::from(mm.rq_wait_owed.is_some());
+        if written(&mm, b) == 0 {
+            assert!(written(&mm, a) <= 1024);
+        }
+    }
+    assert!(sleeps >= 10, "{sleeps} sleeps for a request");
+    assert_eq!((written(&mm, a), written(&mm, b)), (1024, 512));
+    assert!(t.throttled_since.is_none(), "its chunk written, it leaves the loop");
+    assert_eq!(mm.sleep_ns, 0);
 }
 
 /// A one-node 3.0 machine of 64M with two CPUs, ext2, and the policies in `policy`.
@@ -527,7 +570,7 @@ fn io_less_pages_dirtied_by_an_exited_task_are_charged_to_the_next_dirtier_on_it
     // A dirties 20 pages, fewer than the 32 before a new task's first check, and exits.
     let mut a = DirtyThrottle::default();
     assert_eq!(until_checked(&mut mm, &mut a, 20), 20);
-    mm.dirty_throttle_exit(&a, 0);
+    mm.dirty_throttle_exit(&mut a, 0);
     assert_eq!(mm.dirty_throttle_leaks, vec![20]);
     // B, next on the CPU, takes them over and is checked after 12 of its own.
     let mut b = DirtyThrottle::default();

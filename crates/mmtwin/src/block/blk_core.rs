@@ -15,10 +15,10 @@
 //!   plugging call here returns before its task sleeps, and flushes on the way out, as the
 //!   kernel flushes on schedule().
 
-use super::{Bio, Dir, Plug, Request, BLK_MAX_REQUEST_COUNT_3X, BLK_MAX_REQUEST_COUNT_6X, BLK_PLUG_FLUSH_SIZE_SECTORS, SECTORS_PER_PAGE};
+use super::{Bio, Dir, IoContext, Plug, Request, BLK_BATCH_REQ, BLK_MAX_REQUEST_COUNT_3X, BLK_MAX_REQUEST_COUNT_6X, BLK_PLUG_FLUSH_SIZE_SECTORS, SECTORS_PER_PAGE};
 use crate::mm::mm_types::*;
 use crate::mm::page_alloc::Mm;
-use crate::mm::policy::BlkPlugPolicy;
+use crate::mm::policy::{BlkPlugPolicy, RequestAlloc};
 use crate::mm::vmstat::VmStat;
 
 /// 2.6.32 q->unplug_thresh: a plugged queue holding this many requests is unplugged.
@@ -111,16 +111,108 @@ impl Mm {
         let item = if bio.dir == Dir::Write { VmStat::Pgpgout } else { VmStat::Pgpgin };
         self.events.count(item, kib);
         self.cost_ns += self.costs.submit_bio_ns;
+        let d = bio.dir as usize;
+        let count = self.bdevs[dev].allocated(d);
         if self.plug.is_some() {
             self.plug_bio(dev, bio);
+            self.get_request_accounting(dev, d, count);
             return;
         }
         if self.policy.blk_plug == BlkPlugPolicy::QueuePlug {
             self.queue_plug_bio(dev, bio);
+            self.get_request_accounting(dev, d, count);
             return;
         }
-        if self.bdevs[dev].submit_bio(bio, self.now_ns) {
+        let idle = self.bdevs[dev].submit_bio(bio, self.now_ns);
+        self.get_request_accounting(dev, d, count);
+        if idle {
             self.blk_kick(dev);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Request allocation (get_request, get_request_wait, 2.6.x–4.x).
+
+    /// The current task's io_context.
+    fn ioc_mut(&mut self) -> &mut IoContext {
+        let pid = self.sched.current_pid as usize;
+        if self.iocs.len() <= pid {
+            self.iocs.resize(pid + 1, IoContext::default());
+        }
+        &mut self.iocs[pid]
+    }
+
+    /// ioc_batching: the current task may allocate past a full pool — a whole new batch, or
+    /// some of one begun less than BLK_BATCH_TIME (HZ/50) ago.
+    fn ioc_batching(&mut self) -> bool {
+        let now = self.sched.jiffies_at(self.now_ns + self.cost_ns);
+        let batch_time = 1_000_000_000 / self.sched.jiffy_ns / 50;
+        let ioc = *self.ioc_mut();
+        ioc.nr_batch_requests == BLK_BATCH_REQ || (ioc.nr_batch_requests > 0 && now < ioc.last_waited + batch_time)
+    }
+
+    /// ioc_set_batching: a task that is not batching starts a batch now.
+    fn ioc_set_batching(&mut self) {
+        if self.ioc_batching() {
+            return;
+        }
+        let now = self.sched.jiffies_at(self.now_ns + self.cost_ns);
+        let ioc = self.ioc_mut();
+        ioc.nr_batch_requests = BLK_BATCH_REQ;
+        ioc.last_waited = now;
+    }
+
+    /// Whether the current task would get a request of device `dev` in direction `dir` now, or
+    /// must sleep for one (get_request's checks; a task back from get_request_wait's sleep is
+    /// a batcher first). With `request_alloc = "tags"` a request is had while the pool has one.
+    pub fn may_get_request(&mut self, dev: usize, dir: Dir) -> bool {
+        if self.policy.request_alloc == RequestAlloc::Tags {
+            return !self.bdevs[dev].queue_full(dir);
+        }
+        if std::mem::take(&mut self.ioc_mut().slept) {
+            self.ioc_set_batching();
+        }
+        let d = dir as usize;
+        let (count, nr) = (self.bdevs[dev].allocated(d), self.bdevs[dev].model.nr_requests as usize);
+        if count + 1 >= nr && self.bdevs[dev].full[d] && !self.ioc_batching() {
+            return false;
+        }
+        count < 3 * nr / 2
+    }
+
+    /// The current task goes to sleep in get_request_wait on device `dev`: returns the
+    /// (exclusive) wait queue. When it looks again it is a batcher.
+    pub fn sleep_for_request(&mut self, dev: usize) -> usize {
+        self.ioc_mut().slept = true;
+        self.bdevs[dev].rq_wait
+    }
+
+    /// Task `pid` did not sleep for the request after all (it owed another sleep first, after
+    /// which it looks again as any task would).
+    pub fn request_sleep_cancelled(&mut self, pid: usize) {
+        if let Some(ioc) = self.iocs.get_mut(pid) {
+            ioc.slept = false;
+        }
+    }
+
+    /// get_request's bookkeeping once a bio of direction `d` has been queued on `dev`, whose
+    /// pool held `count` requests before: if it took a new request and that filled the pool,
+    /// the queue is marked full (its task becoming a batcher if it was the first), and a
+    /// batcher's allocation near the full mark uses up one of its batch.
+    fn get_request_accounting(&mut self, dev: usize, d: usize, count: usize) {
+        if self.policy.request_alloc == RequestAlloc::Tags || self.bdevs[dev].allocated(d) <= count {
+            return;
+        }
+        if count + 1 < self.bdevs[dev].model.nr_requests as usize {
+            return;
+        }
+        if !self.bdevs[dev].full[d] {
+            self.ioc_set_batching();
+            self.bdevs[dev].full[d] = true;
+        }
+        if self.ioc_batching() {
+            let ioc = self.ioc_mut();
+            ioc.nr_batch_requests = ioc.nr_batch_requests.saturating_sub(1);
         }
     }
 
@@ -232,11 +324,14 @@ impl Mm {
         }
         self.blk_unplug(dev);
         let d = &self.bdevs[dev];
-        let (full, rq_wait) = (d.queue_full(rq.dir), d.rq_wait);
+        let (full, rq_wait, io_wait) = (d.queue_full(rq.dir), d.rq_wait, d.io_wait);
         let decongested = rq.dir == Dir::Write && rq.dio == 0 && d.below_congestion_off(Dir::Write);
         if !full {
+            // __freed_request: room for one more wakes one waiter and clears the full mark.
+            self.bdevs[dev].full[rq.dir as usize] = false;
             self.wake_up(rq_wait);
         }
+        self.wake_up(io_wait);
         if decongested {
             self.wake_up(self.congestion_wqh);
         }

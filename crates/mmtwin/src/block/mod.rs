@@ -562,6 +562,22 @@ fn log2_bucket(v: u64, buckets: usize) -> usize {
     ((64 - (v - 1).leading_zeros()) as usize).min(buckets - 1)
 }
 
+/// BLK_BATCH_REQ (q->nr_batching): requests a batcher may allocate.
+pub const BLK_BATCH_REQ: u32 = 32;
+
+/// A task's block-layer io_context (struct io_context): its request batch. A task becomes a
+/// batcher when its allocation fills a queue's pool, and after each sleep in get_request_wait
+/// (`RequestAlloc::Batching`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IoContext {
+    /// Requests left in the batch (ioc->nr_batch_requests).
+    pub nr_batch_requests: u32,
+    /// When the batch began, in jiffies (ioc->last_waited).
+    pub last_waited: u64,
+    /// The task went to sleep in get_request_wait and has not looked for a request since.
+    pub slept: bool,
+}
+
 /// A block device with its request queue (struct request_queue + the device).
 #[derive(Clone, Debug)]
 pub struct BlockDevice {
@@ -589,8 +605,15 @@ pub struct BlockDevice {
     pub queue_plugged: bool,
     pub unplug_at: u64,
     pub stats: DiskStats,
-    /// Wait queue of submitters waiting for a free request (get_request_wait).
+    /// blk_queue_full per direction: set by the allocation that fills the pool (whose task
+    /// becomes a batcher), cleared when a freed request leaves room again.
+    pub full: [bool; 2],
+    /// Wait queue of submitters waiting for a free request (get_request_wait): exclusive, so
+    /// each freed request wakes the longest waiter only.
     pub rq_wait: usize,
+    /// Wait queue of writers waiting for any of the device's I/O to end (woken by every
+    /// completion; the flusher when nothing it could write was left unlocked).
+    pub io_wait: usize,
     /// Wait queue the device's flusher thread sleeps on.
     pub flusher_wait: usize,
     /// The flash translation layer, for a device with erase blocks.
@@ -623,7 +646,9 @@ impl BlockDevice {
             queue_plugged: false,
             unplug_at: 0,
             stats: DiskStats::default(),
+            full: [false; 2],
             rq_wait: usize::MAX,
+            io_wait: usize::MAX,
             flusher_wait: usize::MAX,
         }
     }
@@ -640,7 +665,7 @@ impl BlockDevice {
 
     /// Requests of the pool in use in direction `d`: queued or held in a plug (rl->count,
     /// less the request in flight, which the model does not count).
-    fn allocated(&self, d: usize) -> usize {
+    pub fn allocated(&self, d: usize) -> usize {
         self.queued[d].len() + self.plugged[d]
     }
 

@@ -138,13 +138,13 @@ impl Mm {
 
     /// writeback_single_inode with write_cache_pages: writes up to `nr_to_write` dirty pages of
     /// the inode in index order (from writeback_index when cyclic), allocating blocks and
-    /// merging adjacent ones into bios. Stops early if the device queue fills. Returns
-    /// (pages written, stopped on a full queue). With `hold` (the flusher), an inode a full
-    /// queue stopped keeps I_SYNC and stays off the dirty list for the caller to go on with:
-    /// the kernel's writer sleeps in get_request_wait inside the inode's turn and goes on with
-    /// the same inode (writeback_sb_inodes moves on only when the turn's nr_to_write is spent
-    /// or the inode is clean). A throttled dirtier (writeback_inodes_wb) stops instead and
-    /// its inode goes to the back of the list.
+    /// merging adjacent ones into bios. Stops early when the writer would have to wait for a
+    /// request (`Mm::may_get_request`). Returns (pages written, stopped for a request). With
+    /// `hold` (the flusher, a throttled dirtier), an inode so stopped keeps I_SYNC and stays off
+    /// the dirty list for the caller to go on with: the kernel's writer sleeps in
+    /// get_request_wait inside the inode's turn and goes on with the same inode
+    /// (writeback_sb_inodes moves on only when the turn's nr_to_write is spent or the inode is
+    /// clean).
     pub fn writeback_single_inode(&mut self, ino: Ino, nr_to_write: u64, range_cyclic: bool, hold: bool) -> (u64, bool) {
         let sb = self.inode(ino).sb;
         let dev = self.sbs[sb].dev;
@@ -188,7 +188,7 @@ impl Mm {
                     let b = bio.take().expect("a full bio");
                     self.submit_bio(dev, b);
                 }
-                if bio.is_none() && self.bdevs[dev].queue_full(Dir::Write) {
+                if bio.is_none() && !self.may_get_request(dev, Dir::Write) {
                     blocked = true;
                     break 'walk;
                 }
@@ -224,40 +224,86 @@ impl Mm {
             self.inode_mut(ino).writeback_index = next_index;
             return (written, blocked);
         }
+        self.inode_mut(ino).writeback_index = next_index;
+        self.writeback_done(ino, still_dirty);
+        (written, blocked)
+    }
+
+    /// The end of an inode's writeback turn: I_SYNC cleared, and the inode back at the end of
+    /// the dirty list if pages are still dirty (requeue), else the writer's iput (a clean
+    /// unused inode joins the LRU).
+    fn writeback_done(&mut self, ino: Ino, still_dirty: bool) {
+        let sb = self.inode(ino).sb;
         let key = self.sbs[sb].next_key();
         let i = self.inode_mut(ino);
-        i.writeback_index = next_index;
         i.state &= !I_SYNC;
         if still_dirty {
             i.state |= I_DIRTY_PAGES;
             i.dirty_key = Some(key);
             self.sbs[sb].b_dirty.insert(key, ino);
         } else {
-            // The flusher's iput: a clean unused inode joins the LRU.
             self.iput_final_check(ino);
         }
-        (written, blocked)
     }
 
     /// writeback_inodes_wb from a throttled dirtier: writes up to `nr_pages` of the device's
-    /// dirty pages, oldest inodes first. Returns the pages written.
-    pub fn writeback_inodes_wb(&mut self, dev: usize, nr_pages: u64, _cpu: usize) -> u64 {
+    /// dirty pages, oldest inodes first, going on first with `held`, the inode a full request
+    /// pool stopped it in. Returns (pages written, stopped for a request: `held` is then the
+    /// inode to go on with and the pages left of its turn).
+    pub fn writeback_inodes_wb(&mut self, dev: usize, nr_pages: u64, held: &mut Option<(Ino, u64)>) -> (u64, bool) {
         let now = self.now_ns;
         let mut left = nr_pages;
         let mut written = 0;
         let mut seen = 0;
         while left > 0 && seen < 64 {
-            let Some(ino) = self.next_dirty_inode(dev, now) else { break };
+            let (ino, chunk) = match held.take().filter(|&(ino, _)| self.still_holds_inode(ino, dev)) {
+                Some((ino, chunk)) => (ino, chunk),
+                None => {
+                    let Some(ino) = self.next_dirty_inode(dev, now) else { break };
+                    (ino, self.writeback_chunk_size(dev, left as i64))
+                }
+            };
             seen += 1;
-            let chunk = self.writeback_chunk_size(dev, left as i64);
-            let (w, blocked) = self.writeback_single_inode(ino, chunk.min(left), true, false);
+            let (w, blocked) = self.writeback_single_inode(ino, chunk.min(left), true, true);
             written += w;
             left = left.saturating_sub(w);
-            if blocked || w == 0 {
+            if blocked {
+                if self.inodes[ino as usize].as_ref().is_some_and(|i| i.state & I_SYNC != 0) {
+                    *held = Some((ino, chunk.min(left + w) - w));
+                }
+                return (written, true);
+            }
+            if w == 0 {
                 break;
             }
         }
-        written
+        (written, false)
+    }
+
+    /// Whether a writer that a full request pool stopped in the middle of inode `ino`'s turn
+    /// on device `dev` still has it to go on with: not if its file was deleted meanwhile —
+    /// evicted (the slot empty, or reused by an inode nobody is writing or by another
+    /// device's), or unlinked and waiting for its pages under writeback, whose cancelled dirty
+    /// pages are not written (the writer lets go of it).
+    pub fn still_holds_inode(&mut self, ino: Ino, dev: usize) -> bool {
+        let Some(Some(i)) = self.inodes.get_mut(ino as usize) else { return false };
+        if i.state & I_SYNC == 0 || self.sbs[i.sb].dev != dev {
+            return false;
+        }
+        if i.nlink == 0 {
+            i.state &= !I_SYNC;
+            return false;
+        }
+        true
+    }
+
+    /// A writer lets go of the inode it held through a full request pool without finishing
+    /// its turn (a throttled task that exits): the inode goes back on the dirty list.
+    pub fn release_held_inode(&mut self, ino: Ino, dev: usize) {
+        if self.still_holds_inode(ino, dev) {
+            let still_dirty = self.mapping_tagged(self.inode(ino).mapping, PAGECACHE_TAG_DIRTY);
+            self.writeback_done(ino, still_dirty);
+        }
     }
 }
 
@@ -344,20 +390,8 @@ impl Task for Flusher {
             },
         };
         // The inode a full queue stopped in the middle of its turn, unless its file was
-        // deleted meanwhile: evicted (the slot empty, or reused by an inode nobody is writing
-        // or by another device's), or unlinked and waiting for its pages under writeback,
-        // whose cancelled dirty pages are not written (the flusher lets go of it).
-        let held = self.resume.take().filter(|&(ino, _)| {
-            let Some(Some(i)) = mm.inodes.get_mut(ino as usize) else { return false };
-            if i.state & I_SYNC == 0 || mm.sbs[i.sb].dev != dev {
-                return false;
-            }
-            if i.nlink == 0 {
-                i.state &= !I_SYNC;
-                return false;
-            }
-            true
-        });
+        // deleted meanwhile.
+        let held = self.resume.take().filter(|&(ino, _)| mm.still_holds_inode(ino, dev));
         let (ino, chunk) = match held {
             Some(r) => r,
             None => {
@@ -378,11 +412,11 @@ impl Task for Flusher {
         w.nr_pages -= written as i64;
         self.state = FlusherState::Working(w);
         let after = if blocked {
-            After::Wait(mm.bdevs[dev].rq_wait)
+            After::Wait(mm.sleep_for_request(dev))
         } else if written == 0 {
             // Nothing writable in this inode now (pages locked or already under writeback):
             // wait for some I/O to finish before looking again.
-            After::WaitTimeout(mm.bdevs[dev].rq_wait, mm.sched.jiffy_ns)
+            After::WaitTimeout(mm.bdevs[dev].io_wait, mm.sched.jiffy_ns)
         } else {
             After::Continue
         };

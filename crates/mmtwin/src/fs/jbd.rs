@@ -323,9 +323,9 @@ impl Mm {
     /// journal_submit_data_buffers for one inode: submits its pages `indexes` (in descending
     /// order, the next one last) that are still dirty, adjacent blocks in one bio, and notes
     /// every page under writeback in `waits`. Returns false if it stopped on a full queue.
-    /// The thread always gets its first request: a task woken from the request wait queue is
-    /// given the request that was freed (get_request_wait's exclusive, first-come wait), so
-    /// busier submitters cannot starve the commit.
+    /// The thread always gets its first request: a task woken from the request wait queue
+    /// (get_request_wait's exclusive, first-come wait) is a batcher, so busier submitters
+    /// cannot starve the commit.
     fn jbd_submit_inode_data(&mut self, ino: Ino, indexes: &mut Vec<u32>, waits: &mut Vec<(Pfn, u32, u32)>) -> bool {
         let mapping = self.inode(ino).mapping;
         let dev = self.sbs[self.inode(ino).sb].dev;
@@ -355,7 +355,7 @@ impl Mm {
                     self.submit_bio(dev, b);
                     submitted = true;
                 }
-                if submitted && self.bdevs[dev].queue_full(Dir::Write) {
+                if submitted && !self.may_get_request(dev, Dir::Write) {
                     done = false;
                     break;
                 }
@@ -520,7 +520,7 @@ impl Task for Kjournald {
                         let dev = mm.sbs[mm.inode(ino).sb].dev;
                         if !mm.jbd_submit_inode_data(ino, indexes, &mut waits) {
                             mm.blk_finish_plug(plugged);
-                            let rq = mm.bdevs[dev].rq_wait;
+                            let rq = mm.sleep_for_request(dev);
                             self.state = Commit::Data { inodes, waits };
                             return step(After::Wait(rq));
                         }

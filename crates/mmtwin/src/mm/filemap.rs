@@ -168,7 +168,7 @@ impl Mm {
     pub fn file_write_page(&mut self, ino: Ino, index: u32, bytes: u64, cpu: usize, t: &mut DirtyThrottle) -> PageIo {
         let mapping = self.inode(ino).mapping;
         // Still in the previous page's balance_dirty_pages loop: that first.
-        if self.balance_dirty_pages_resume(t, ino, cpu, true) {
+        if self.balance_dirty_pages_resume(t, ino, true) {
             return PageIo::Retry;
         }
         let mut new_page = false;
@@ -483,7 +483,7 @@ impl Mm {
     pub fn filemap_fault(&mut self, ino: Ino, index: u32, write: bool, cpu: usize, t: &mut DirtyThrottle) -> PageIo {
         let mapping = self.inode(ino).mapping;
         // The previous write fault's balance_dirty_pages loop ends before this fault.
-        if self.balance_dirty_pages_resume(t, ino, cpu, false) {
+        if self.balance_dirty_pages_resume(t, ino, false) {
             return PageIo::Retry;
         }
         self.cost_ns += self.costs.page_fault_ns;

@@ -246,6 +246,8 @@ impl Mm {
             free_mappings: Vec::new(),
             sleep_ns: 0,
             congestion_sleep: None,
+            rq_wait_owed: None,
+            iocs: Vec::new(),
             alloc_may_defer: false,
             alloc_deferred: false,
             alloc_rebalance: Vec::new(),

@@ -68,6 +68,14 @@ pub struct Mm {
     /// the task on `congestion_wqh` until a freed request wakes it or the timeout passes, and
     /// credits the time slept to the caller.
     pub congestion_sleep: Option<(u64, super::vmscan::CongestionSite)>,
+    /// The wait for a free request the current task owes after its step: a writer whose
+    /// writeback found its device's request pool full sleeps in get_request_wait
+    /// (`Mm::may_get_request`). The engine puts the task on that exclusive queue unless it owes
+    /// a sleep as well (then it looks again after the sleep).
+    pub rq_wait_owed: Option<usize>,
+    /// Each task's block-layer io_context (by pid): its request batch after a wait for a
+    /// request (`request_alloc = "batching"`).
+    pub iocs: Vec<crate::block::IoContext>,
     /// Set while a caller that can stop and retry after a sleep allocates
     /// (`alloc_pages_or_sleep`): the slow path then ends at its first congestion_wait.
     pub(crate) alloc_may_defer: bool,

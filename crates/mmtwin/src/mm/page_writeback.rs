@@ -95,6 +95,11 @@ pub struct DirtyThrottle {
     /// Pages this task wrote back itself in the current balance_dirty_pages loop.
     pub pages_written: u64,
     pub write_chunk: u64,
+    /// Inside writeback_inodes_wb, asleep in get_request_wait: the pages the call has still
+    /// to write (0: not in the call), and the inode it stopped in with what is left of that
+    /// inode's turn (held with I_SYNC).
+    pub wb_want: u64,
+    pub wb_held: Option<(Ino, u64)>,
     /// The task's recent dirtying (tsk->dirties, a member of `vm_dirties`; `proportions`
     /// only).
     pub dirties: PropLocal,
@@ -464,7 +469,7 @@ impl Mm {
         }
         let dirtied = std::mem::take(count);
         t.write_chunk = dirtied.max(ratelimit) * 3 / 2;
-        self.balance_dirty_pages(t, dev, cpu);
+        self.balance_dirty_pages(t, dev);
     }
 
     /// A task whose step ended inside balance_dirty_pages' loop, sleeping its pause, goes on
@@ -473,13 +478,13 @@ impl Mm {
     /// it go. Returns true while the task stays throttled (its next pause is owed).
     /// `ino` is the file being written; a write() (not a fault) plugs the loop's writeback, as
     /// generic_file_aio_write does.
-    pub fn balance_dirty_pages_resume(&mut self, t: &mut DirtyThrottle, ino: Ino, cpu: usize, write_syscall: bool) -> bool {
+    pub fn balance_dirty_pages_resume(&mut self, t: &mut DirtyThrottle, ino: Ino, write_syscall: bool) -> bool {
         if t.throttled_since.is_none() {
             return false;
         }
         let dev = self.sbs[self.inode(ino).sb].dev;
         let plugged = write_syscall && self.blk_start_plug(PlugSite::Write);
-        self.balance_dirty_pages(t, dev, cpu);
+        self.balance_dirty_pages(t, dev);
         self.blk_finish_plug(plugged);
         t.throttled_since.is_some()
     }
@@ -493,8 +498,12 @@ impl Mm {
     /// One iteration of 3.0 balance_dirty_pages (3.1 with `io-full-max-pause`) for task `t` on
     /// device `dev`. If the task stays throttled, its pause is added to the task's sleep (after
     /// the current step), and the task's next write or write fault continues the loop before it
-    /// dirties anything (`balance_dirty_pages_resume`).
-    pub fn balance_dirty_pages(&mut self, t: &mut DirtyThrottle, dev: usize, cpu: usize) {
+    /// dirties anything (`balance_dirty_pages_resume`). A task whose own writeback
+    /// (writeback_inodes_wb) found the device's requests used up sleeps in get_request_wait
+    /// instead (`Mm::rq_wait_owed`), holding its inode, and when it runs again goes on with
+    /// that writeback before anything else, as the kernel's writer returns to the loop only
+    /// once the call has written its pages.
+    pub fn balance_dirty_pages(&mut self, t: &mut DirtyThrottle, dev: usize) {
         if self.policy.balance_dirty_pages == BalanceDirtyPages::IoLess {
             self.balance_dirty_pages_ioless(t, dev);
             return;
@@ -508,19 +517,34 @@ impl Mm {
         let bdi_reclaimable = self.bdi_stat[dev].reclaimable.max(0) as u64;
         let bdi_dirty = bdi_reclaimable + self.bdi_stat[dev].writeback.max(0) as u64;
         let entered = *t.throttled_since.get_or_insert(now);
-        let mut leave = nr_dirty <= (bg + dirty) / 2;
-        let exceeded = bdi_dirty > task_limit || nr_dirty > dirty;
-        if !leave && !exceeded {
-            leave = true;
-        }
-        if !leave {
-            self.bdi_stat[dev].dirty_exceeded = true;
-            if bdi_reclaimable > task_limit {
-                let want = t.write_chunk.saturating_sub(t.pages_written);
-                t.pages_written += self.writeback_inodes_wb(dev, want, cpu);
-                if t.pages_written >= t.write_chunk {
-                    leave = true;
+        let mut leave = false;
+        let mut writing = t.wb_want > 0;
+        if !writing {
+            leave = nr_dirty <= (bg + dirty) / 2 || !(bdi_dirty > task_limit || nr_dirty > dirty);
+            if !leave {
+                self.bdi_stat[dev].dirty_exceeded = true;
+                if bdi_reclaimable > task_limit {
+                    t.wb_want = t.write_chunk.saturating_sub(t.pages_written);
+                    writing = true;
                 }
+            }
+        }
+        if writing {
+            let mut held = t.wb_held.take();
+            let (written, blocked) = self.writeback_inodes_wb(dev, t.wb_want, &mut held);
+            t.pages_written += written;
+            t.wb_want = t.wb_want.saturating_sub(written);
+            if blocked && t.wb_want > 0 {
+                t.wb_held = held;
+                self.rq_wait_owed = Some(self.sleep_for_request(dev));
+                return;
+            }
+            if let Some((ino, _)) = held {
+                self.release_held_inode(ino, dev);
+            }
+            t.wb_want = 0;
+            if t.pages_written >= t.write_chunk {
+                leave = true;
             }
         }
         let max_pause_area = self.policy.balance_dirty_pages == BalanceDirtyPages::IoFullMaxPause;
@@ -611,7 +635,14 @@ impl Mm {
     /// since its last check go to the CPU's dirty_throttle_leaks, for the next dirtier there to
     /// be charged with, so that short-lived tasks do not escape the throttle (54848d73f9f2,
     /// "writeback: charge leaked page dirties to active tasks"). `io-less` only.
-    pub fn dirty_throttle_exit(&mut self, t: &DirtyThrottle, cpu: usize) {
+    pub fn dirty_throttle_exit(&mut self, t: &mut DirtyThrottle, cpu: usize) {
+        if let Some((ino, _)) = t.wb_held.take() {
+            // The model's writer can end (its last page written) inside the throttle's
+            // writeback, where the kernel's would still be in write(): it lets go of the inode.
+            let dev = self.sbs[self.inode(ino).sb].dev;
+            self.release_held_inode(ino, dev);
+        }
+        t.wb_want = 0;
         if self.policy.balance_dirty_pages == BalanceDirtyPages::IoLess {
             self.dirty_throttle_leaks[cpu] += t.ratelimit;
         }

@@ -329,6 +329,23 @@ pub enum DirtyRatelimit {
     PerTask,
 }
 
+/// How a submitter gets a request when its queue's pool is used up (block/blk-core.c
+/// get_request and get_request_wait; blk-mq's tags in 5.x–6.x).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RequestAlloc {
+    /// 2.6.x–4.x request lists (read from 3.1): the allocation that fills the pool marks the
+    /// queue full and makes its task a batcher; a task that finds the queue full sleeps in
+    /// get_request_wait, exclusively, until a freed request wakes it (the longest waiter
+    /// first) and then is a batcher too. A batcher may take up to BLK_BATCH_REQ (32)
+    /// requests within BLK_BATCH_TIME (HZ/50) of its wakeup, past the full mark, up to half
+    /// as many again as nr_requests.
+    Batching,
+    /// blk-mq (5.x–6.x): a request per free tag, no batches; a waiter sleeps until one is
+    /// freed.
+    Tags,
+}
+
 /// How balance_dirty_pages throttles a dirtier over the limits (mm/page-writeback.c).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -445,6 +462,7 @@ pub struct MmPolicy {
     pub scan_batch: ScanBatch,
     pub lowmem_reserve: LowmemReserve,
     pub blk_plug: BlkPlugPolicy,
+    pub request_alloc: RequestAlloc,
     pub shrinker: ShrinkerPolicy,
     pub slab_high_order: SlabHighOrder,
     pub dirty_ratelimit: DirtyRatelimit,
@@ -480,6 +498,7 @@ impl MmPolicy {
         scan_batch: ScanBatch::ForceScan,
         lowmem_reserve: LowmemReserve::KeepEmpty,
         blk_plug: BlkPlugPolicy::TaskPlug,
+        request_alloc: RequestAlloc::Batching,
         shrinker: ShrinkerPolicy::GlobalCaches,
         slab_high_order: SlabHighOrder::MayReclaim,
         dirty_ratelimit: DirtyRatelimit::PerCpu,
@@ -531,6 +550,7 @@ impl MmPolicy {
         scan_batch: ScanBatch::ForceScan,
         lowmem_reserve: LowmemReserve::ClearEmpty,
         blk_plug: BlkPlugPolicy::MqPlug,
+        request_alloc: RequestAlloc::Tags,
         shrinker: ShrinkerPolicy::PerSuperblock,
         slab_high_order: SlabHighOrder::NoReclaim,
         dirty_ratelimit: DirtyRatelimit::PerTask,

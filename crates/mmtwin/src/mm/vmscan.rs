@@ -1019,10 +1019,16 @@ impl Mm {
         u64::from(any)
     }
 
-    /// Whether the current task owes a sleep after its step (a throttling pause or a
-    /// congestion_wait): a task doing a run of page operations stops there.
+    /// Whether the current task owes a sleep after its step (a throttling pause, a
+    /// congestion_wait, or a wait for a request): a task doing a run of page operations stops
+    /// there.
     pub fn owes_sleep(&self) -> bool {
-        self.sleep_ns > 0 || self.congestion_sleep.is_some()
+        self.sleep_ns > 0 || self.congestion_sleep.is_some() || self.rq_wait_owed.is_some()
+    }
+
+    /// Whether the step ends in the wait for a request it owes (no other sleep comes first).
+    pub fn owes_request_wait(&self) -> bool {
+        self.rq_wait_owed.is_some() && self.sleep_ns == 0 && self.congestion_sleep.is_none()
     }
 
     /// congestion_wait(BLK_RW_ASYNC, timeout): sleeps the current task on congestion_wqh until

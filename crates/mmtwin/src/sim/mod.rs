@@ -210,6 +210,9 @@ pub struct Sim {
     /// Each node's kswapd_wait as kswapd naps on it (kswapd_try_to_sleep's HZ/10).
     kswapd_nap: Vec<WaitQueueId>,
     wait_queues: Vec<VecDeque<(TaskId, u64)>>,
+    /// Queues whose waiters sleep exclusively (prepare_to_wait_exclusive): a wakeup wakes the
+    /// longest waiter only (__wake_up_common with nr_exclusive 1).
+    exclusive: Vec<bool>,
     /// The engine event during which each wait queue was last woken: a task whose step asked
     /// to wait on a queue woken by a later event, while the step's CPU time ran, does not sleep
     /// (the kernel's prepare_to_wait before the condition is checked).
@@ -274,6 +277,7 @@ impl Sim {
             kswapd: Vec::new(),
             kswapd_nap: Vec::new(),
             wait_queues: Vec::new(),
+            exclusive: Vec::new(),
             last_woken: Vec::new(),
             live_workload: 0,
             sample_interval,
@@ -295,7 +299,9 @@ impl Sim {
         sim.mm.congestion_wqh = sim.new_wait_queue();
         for d in 0..sim.mm.bdevs.len() {
             sim.mm.bdevs[d].rq_wait = sim.new_wait_queue();
+            sim.exclusive[sim.mm.bdevs[d].rq_wait] = true;
             sim.mm.bdevs[d].flusher_wait = sim.new_wait_queue();
+            sim.mm.bdevs[d].io_wait = sim.new_wait_queue();
         }
         for nid in 0..sim.mm.nodes.len() {
             let cpu = sim.mm.nodes[nid].cpus.first().copied().unwrap_or(0);
@@ -354,6 +360,7 @@ impl Sim {
     /// A new, empty wait queue.
     pub fn new_wait_queue(&mut self) -> WaitQueueId {
         self.wait_queues.push(VecDeque::new());
+        self.exclusive.push(false);
         self.last_woken.push(None);
         self.wait_queues.len() - 1
     }
@@ -461,6 +468,9 @@ impl Sim {
             }
             if wq == d.flusher_wait {
                 return format!("{}'s flusher", d.name);
+            }
+            if wq == d.io_wait {
+                return format!("{}'s completions", d.name);
             }
         }
         for (nid, n) in self.mm.nodes.iter().enumerate() {
@@ -628,6 +638,15 @@ impl Sim {
         };
         self.mm.disarm_alloc_rebalance();
         debug_assert!(self.mm.plug.is_none(), "{} ended a step with its block plug still open", self.tasks[tid].task.name());
+        // A writer that found its device's requests used up sleeps in get_request_wait, unless
+        // it owes another sleep first: then it looks for a request again after that.
+        if let Some(wq) = self.mm.rq_wait_owed.take() {
+            if self.mm.sleep_ns == 0 && self.mm.congestion_sleep.is_none() && step.after == After::Continue {
+                step.after = After::Wait(wq);
+            } else {
+                self.mm.request_sleep_cancelled(tid);
+            }
+        }
         // Sleeps the step asked for inside the kernel (congestion_wait, dirty throttling) follow
         // its CPU time; the memory manager already ended each at its tick.
         let mut debt = std::mem::take(&mut self.mm.sleep_ns);
@@ -687,7 +706,11 @@ impl Sim {
         while let Some(wq) = self.mm.wakeups.pop() {
             self.last_woken[wq] = Some(self.events_processed);
             while let Some((w, gen)) = self.wait_queues[wq].pop_front() {
+                let live = self.tasks[w].gen == gen && self.tasks[w].state == TaskState::Blocked;
                 self.queue.push(at, Event::Wake(w, gen));
+                if live && self.exclusive[wq] {
+                    break;
+                }
             }
         }
         for (wq, tid) in std::mem::take(&mut self.mm.task_wakeups) {
@@ -911,6 +934,40 @@ mod tests {
         let l = log.borrow().clone();
         assert_eq!(l, vec![("waiter", 0), ("waker", 0), ("waker", 1_000_000), ("waiter", 1_005_000)]);
         assert_eq!(s.times.user_ns, 10_000 + 5_000 + 1);
+    }
+
+    #[test]
+    fn a_freed_request_wakes_only_the_longest_waiter_for_one() {
+        // Two tasks sleep on the disk's request wait queue (get_request_wait's exclusive
+        // wait), the second after the first; a waker stands in for one freed request 1 ms on
+        // later. Each wakes one waiter, the one that went to sleep first.
+        let mut s = sim();
+        let rq = s.mm.bdevs[0].rq_wait;
+        let log: Log = Rc::default();
+        let first = Scripted { name: "first", plan: vec![run(1_000, After::Wait(rq)), run(1, After::Exit)], step: 0, wake: None, log: log.clone() };
+        let second = Scripted { name: "second", plan: vec![run(2_000, After::Wait(rq)), run(1, After::Exit)], step: 0, wake: None, log: log.clone() };
+        let plan = vec![run(0, After::SleepExact(1_000_000)), run(0, After::SleepExact(1_000_000)), run(0, After::Exit)];
+        let waker = Scripted { name: "waker", plan, step: 0, wake: None, log: log.clone() };
+        s.spawn(Box::new(second), 1);
+        s.spawn(Box::new(first), 0);
+        struct Freer(Scripted, WaitQueueId);
+        impl Task for Freer {
+            fn name(&self) -> &str {
+                self.0.name
+            }
+            fn step(&mut self, cx: &mut TaskCx) -> Step {
+                if self.0.step > 0 {
+                    cx.wake_up(self.1);
+                }
+                self.0.step(cx)
+            }
+        }
+        s.spawn(Box::new(Freer(waker, rq)), 2);
+        s.run(&mut |_| {}).unwrap();
+        let l = log.borrow().clone();
+        let resumed: Vec<_> = l.iter().filter(|e| e.0 != "waker").skip(2).copied().collect();
+        // (The waker's CPU is the flusher's, which runs first at boot: it starts at 1 µs.)
+        assert_eq!(resumed, vec![("first", 1_001_000), ("second", 2_001_000)], "{l:?}");
     }
 
     /// Calls congestion_wait(HZ/50) in its first step, logs when it runs again, exits.

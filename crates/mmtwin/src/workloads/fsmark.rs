@@ -277,7 +277,16 @@ impl Task for FsmarkWorker {
             Phase::Write { ino, mut next } => {
                 let end = self.pages_per_file;
                 let ws = self.spec.write_size.0;
-                let stop = page_loop(cx, &mut next, end, end, write_op(ino, ws, &mut self.throttle));
+                let stop = if next >= end {
+                    // The file's last write() returns once its throttling loop lets it go.
+                    if cx.mm.balance_dirty_pages_resume(&mut self.throttle, ino, true) { Stop::Yield } else { Stop::Done }
+                } else {
+                    page_loop(cx, &mut next, end, end, write_op(ino, ws, &mut self.throttle))
+                };
+                let stop = match stop {
+                    Stop::Done if self.throttle.throttled_since.is_some() => Stop::Yield,
+                    other => other,
+                };
                 self.phase = Phase::Write { ino, next };
                 if matches!(stop, Stop::Done) {
                     cx.mm.close_file(ino);
@@ -285,6 +294,10 @@ impl Task for FsmarkWorker {
                     self.phase = Phase::Create;
                 }
                 self.account(cx, before);
+                if cx.mm.owes_request_wait() {
+                    // Asleep in get_request_wait inside write(): the call's time.
+                    self.blocked_since = Some(cx.now + (cx.mm.cost_ns - before));
+                }
                 if matches!(stop, Stop::Done) && self.file_no == self.spec.files {
                     let wall = cx.now + (cx.mm.cost_ns - before) - self.loop_start;
                     let mut st = self.stats.borrow_mut();
@@ -304,7 +317,7 @@ impl Task for FsmarkWorker {
                         drop(sh);
                         cx.wake_up(wq);
                     }
-                    cx.mm.dirty_throttle_exit(&self.throttle, cx.cpu);
+                    cx.mm.dirty_throttle_exit(&mut self.throttle, cx.cpu);
                     return Step { user_ns: 0, system_ns: 0, after: After::Exit };
                 }
                 step_after(0, &stop)

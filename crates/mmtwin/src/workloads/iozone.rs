@@ -241,7 +241,7 @@ impl Child {
         self.start = 0;
         let after = if self.phase == self.phases.len() { After::Exit } else { After::Continue };
         if matches!(after, After::Exit) {
-            cx.mm.dirty_throttle_exit(&self.throttle, cx.cpu);
+            cx.mm.dirty_throttle_exit(&mut self.throttle, cx.cpu);
         }
         Step { user_ns: 0, system_ns: 0, after }
     }

@@ -187,7 +187,7 @@ impl Task for LargeddTask {
                 let stop = page_loop(cx, &mut next, self.src_pages, STEP_PAGES, |cx, index| {
                     let cpu = cx.cpu;
                     // dd's previous write() returns only when its throttling loop ends.
-                    if cx.mm.balance_dirty_pages_resume(throttle, dst, cpu, true) {
+                    if cx.mm.balance_dirty_pages_resume(throttle, dst, true) {
                         return PageIo::Retry;
                     }
                     match cx.mm.file_read_page(src, index, PAGE_SIZE, cpu) {
@@ -217,7 +217,7 @@ impl Task for LargeddTask {
             Phase::Delete { n } => {
                 if n as usize >= self.files.len() {
                     self.end_phase("delete source", cx.now);
-                    cx.mm.dirty_throttle_exit(&self.throttle, cx.cpu);
+                    cx.mm.dirty_throttle_exit(&mut self.throttle, cx.cpu);
                     return Step { user_ns: 0, system_ns: 0, after: After::Exit };
                 }
                 let ino = self.files[n as usize];

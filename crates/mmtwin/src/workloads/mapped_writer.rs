@@ -114,7 +114,7 @@ impl Task for Writer {
                         if last {
                             cx.wake_up(wq);
                         }
-                        cx.mm.dirty_throttle_exit(&self.throttle, cx.cpu);
+                        cx.mm.dirty_throttle_exit(&mut self.throttle, cx.cpu);
                         return Step { user_ns: user, system_ns: 0, after: After::Exit };
                     }
                     self.phase = Phase::Remove { n: 0 };
@@ -128,7 +128,7 @@ impl Task for Writer {
                 }
                 if n >= sh.files.len() {
                     drop(sh);
-                    cx.mm.dirty_throttle_exit(&self.throttle, cx.cpu);
+                    cx.mm.dirty_throttle_exit(&mut self.throttle, cx.cpu);
                     return Step { user_ns: 0, system_ns: 0, after: After::Exit };
                 }
                 let ino = sh.files[n];

@@ -139,7 +139,7 @@ impl Task for Dd {
                 cx.wake_up(self.done_wq);
             }
             drop(sh);
-            cx.mm.dirty_throttle_exit(&self.throttle, cx.cpu);
+            cx.mm.dirty_throttle_exit(&mut self.throttle, cx.cpu);
             return Step { user_ns: user, system_ns: 0, after: After::Exit };
         }
         step_after(user, &stop)
