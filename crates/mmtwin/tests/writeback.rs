@@ -337,6 +337,22 @@ fn until_3_0_writeback_gives_each_inode_1024_pages_a_turn_and_from_3_1_half_a_se
     }
 }
 
+/// A 1G ext2 machine with `SMALL_QUEUE` and two files of 2048 dirty pages, the first dirtied
+/// 1 ms before the second.
+fn two_dirty_files_small_queue() -> (Mm, u32, u32) {
+    let mut mm = boot_disk("1G", "ext2", "", SMALL_QUEUE);
+    let (a, _) = dirty_file(&mut mm, 2048);
+    mm.now_ns += 1_000_000;
+    let (b, _) = dirty_file(&mut mm, 2048);
+    (mm, a, b)
+}
+
+/// Pages of the first 2048 of file `ino` that are no longer dirty.
+fn written(mm: &Mm, ino: u32) -> usize {
+    let mapping = mm.inode(ino).mapping;
+    (0..2048).filter(|&i| mm.find_get_page(mapping, i).is_some_and(|p| mm.pages[p as usize].flags & PG_DIRTY == 0)).count()
+}
+
 #[test]
 fn a_flusher_stopped_by_a_full_queue_goes_on_with_the_same_inode() {
     // Two files of 2048 dirty pages, the older first; a queue of 16 requests of 4 pages, so
@@ -347,14 +363,7 @@ fn a_flusher_stopped_by_a_full_queue_goes_on_with_the_same_inode() {
     use mmtwin::fs::fs_writeback::Flusher;
     use mmtwin::sim::rng::Rng;
     use mmtwin::sim::{After, Task, TaskCx};
-    let mut mm = boot_disk("1G", "ext2", "", SMALL_QUEUE);
-    let (a, _) = dirty_file(&mut mm, 2048);
-    mm.now_ns += 1_000_000;
-    let (b, _) = dirty_file(&mut mm, 2048);
-    let written = |mm: &Mm, ino| {
-        let mapping = mm.inode(ino).mapping;
-        (0..2048).filter(|&i| mm.find_get_page(mapping, i).is_some_and(|p| mm.pages[p as usize].flags & PG_DIRTY == 0)).count()
-    };
+    let (mut mm, a, b) = two_dirty_files_small_queue();
     mm.wakeup_flusher_threads(0);
     let mut f = Flusher::new(0, 500);
     let mut rng = Rng::new(1);
@@ -388,14 +397,7 @@ fn a_throttled_3_0_dirtier_sleeps_for_a_request_inside_its_writeback_and_goes_on
     // pages, then 512 of the other file. (Until session 43 it stopped at the full queue,
     // wrote nothing more and paused, its inode going to the back of the list.)
     use mmtwin::mm::page_writeback::DirtyThrottle;
-    let mut mm = boot_disk("1G", "ext2", "", SMALL_QUEUE);
-    let (a, _) = dirty_file(&mut mm, 2048);
-    mm.now_ns += 1_000_000;
-    let (b, _) = dirty_file(&mut mm, 2048);
-    let written = |mm: &Mm, ino| {
-        let mapping = mm.inode(ino).mapping;
-        (0..2048).filter(|&i| mm.find_get_page(mapping, i).is_some_and(|p| mm.pages[p as usize].flags & PG_DIRTY == 0)).count()
-    };
+    let (mut mm, a, b) = two_dirty_files_small_queue();
     mm.sysctl.dirty_background_bytes = 1 << 20;
     mm.sysctl.dirty_bytes = 2 << 20;
     mm.sched.current_pid = 5;
