@@ -379,6 +379,16 @@ impl WorkloadRun for FsmarkRun {
             let overhead_us: f64 = l.iter().map(|w| (w.wall_ns - w.syscall_ns) as f64 / 1000.0).sum();
             out.push(MetricSample { table: "fsmark Files/s".into(), preferred: Preferred::Higher, unit: "files/s".into(), op: "Files/s".into(), value: files_per_sec });
             out.push(MetricSample { table: "fsmark Overhead".into(), preferred: Preferred::Lower, unit: "us".into(), op: "Overhead".into(), value: overhead_us });
+            // mmtwin's own: the loop as the parent sees it (first fork to last exit) and how far
+            // apart its workers' create loops took. Files/s sums the workers' own rates, so it
+            // exceeds files per loop time by as much as the workers are unequal.
+            let start = l.iter().map(|w| w.start_ns).min().unwrap_or(0);
+            let end = l.iter().map(|w| w.end_ns).max().unwrap_or(0);
+            let walls = l.iter().map(|w| w.wall_ns);
+            let spread = walls.clone().max().unwrap_or(0) - walls.min().unwrap_or(0);
+            for (op, ns) in [("Loop", end - start), ("Spread", spread)] {
+                out.push(MetricSample { table: "fsmark Loop (mmtwin)".into(), preferred: Preferred::Lower, unit: "s".into(), op: op.into(), value: ns as f64 / 1e9 });
+            }
         }
         out
     }
@@ -407,6 +417,15 @@ mod tests {
             let prev_end = st.loops[l - 1].iter().map(|w| w.end_ns).max().unwrap();
             let start = st.loops[l].iter().map(|w| w.start_ns).min().unwrap();
             assert!(start >= prev_end, "loop {l} started at {start} ns, before loop {} ended at {prev_end} ns", l - 1);
+        }
+        // The loop table: the loop from first fork to last exit, and its workers' spread.
+        let m = run.metrics(&sim);
+        let loops: Vec<f64> = m.iter().filter(|x| x.op == "Loop").map(|x| x.value).collect();
+        let spreads: Vec<f64> = m.iter().filter(|x| x.op == "Spread").map(|x| x.value).collect();
+        assert_eq!((loops.len(), spreads.len()), (3, 3));
+        for (l, w) in st.loops.iter().enumerate() {
+            let slowest = w.iter().map(|x| x.wall_ns).max().unwrap() as f64 / 1e9;
+            assert!(loops[l] >= slowest && spreads[l] <= slowest, "loop {l}: {} s, spread {} s, slowest worker {slowest} s", loops[l], spreads[l]);
         }
         // Every worker of every loop is a process of its own.
         let mut pids: Vec<usize> = st.loops.iter().flatten().map(|w| w.pid).collect();
