@@ -331,6 +331,14 @@ impl Mm {
             self.bdevs[dev].full[rq.dir as usize] = false;
             self.wake_up(rq_wait);
         }
+        let d = &self.bdevs[dev];
+        if d.in_flight.is_none() && d.allocated(0) + d.allocated(1) == 0 && rq_wait != usize::MAX {
+            // The device has nothing left to do. The kernel's waiters each hold a bio and
+            // always take the request they are woken for; the model's may find nothing left
+            // to write when they run (a deleted file, a finished work) and not pass the
+            // wakeup on, so once the queue is empty every waiter looks again.
+            self.wakeups_all.push(rq_wait);
+        }
         self.wake_up(io_wait);
         if decongested {
             self.wake_up(self.congestion_wqh);

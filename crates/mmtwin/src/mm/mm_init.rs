@@ -258,6 +258,7 @@ impl Mm {
             congestion_wait_ns: [0; 3],
             pcp_diag: Default::default(),
             wakeups: Vec::new(),
+            wakeups_all: Vec::new(),
             task_wakeups: Vec::new(),
             mutex_wq_base: usize::MAX,
             io_timers: Vec::new(),

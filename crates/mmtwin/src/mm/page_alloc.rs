@@ -102,8 +102,11 @@ pub struct Mm {
     pub congestion_wait_ns: [u64; 3],
     /// Per-cpu list and page placement figures (mmtwin's own, no /proc counter).
     pub pcp_diag: PcpDiag,
-    /// Wait queues to wake, collected during an event (drained by the engine).
+    /// Wait queues to wake, collected during an event (drained by the engine). An exclusive
+    /// queue's wakeup wakes its longest waiter only.
     pub wakeups: Vec<usize>,
+    /// Wait queues to wake whole, exclusive or not.
+    pub wakeups_all: Vec<usize>,
     /// Single tasks to wake, each off the wait queue it sleeps on (wake_up_process of one
     /// waiter, as mutex_unlock wakes the first task on a mutex's wait list): (queue, task).
     pub task_wakeups: Vec<(usize, usize)>,
