@@ -680,11 +680,26 @@ fn the_task_that_fills_the_request_pool_and_a_task_woken_from_it_queue_batches_p
     }
     assert_eq!(completions, 9);
     // Woken, task 2 is a batcher: past the full mark again, up to 24.
+    let woken_at = mm.now_ns;
     assert_eq!(queue_while_allowed(&mut mm, 2, dio, &mut page), 9);
-    // Task 1's batch was begun more than HZ/50 ago: it waits, and would also have had to
-    // wait had its batch not expired, since the pool is at 3/2 × nr_requests.
-    mm.now_ns += 30_000_000;
+    // Two completions later the pool is below 3/2 × nr_requests but still marked full: task 2,
+    // within HZ/50 of its wakeup, may go on; task 1, whose batch began earlier, may not.
+    for _ in 0..2 {
+        let (t, dev) = mm.io_timers.pop().expect("a request in flight");
+        mm.now_ns = t;
+        mm.blk_complete(dev);
+    }
+    assert!(mm.now_ns < woken_at + 20_000_000, "within HZ/50 of the wakeup");
     assert_eq!(queue_while_allowed(&mut mm, 1, dio, &mut page), 0);
+    assert_eq!(queue_while_allowed(&mut mm, 2, dio, &mut page), 2);
+    // Past HZ/50 its batch is spent too.
+    mm.now_ns += 20_000_000;
+    for _ in 0..2 {
+        let (t, dev) = mm.io_timers.pop().expect("a request in flight");
+        mm.now_ns = mm.now_ns.max(t);
+        mm.blk_complete(dev);
+    }
+    assert_eq!(queue_while_allowed(&mut mm, 2, dio, &mut page), 0);
 
     // With blk-mq's tags (6.x) nobody gets past nr_requests.
     let mut mm = boot_with(machine, "linux-3.0", "request_alloc = \"tags\"");
