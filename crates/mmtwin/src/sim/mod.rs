@@ -704,20 +704,10 @@ impl Sim {
     /// is the CPU whose step asked, None from an interrupt).
     fn flush_mm_requests(&mut self, at: SimTime, waker: Option<usize>) {
         while let Some(wq) = self.mm.wakeups.pop() {
-            self.last_woken[wq] = Some(self.events_processed);
-            while let Some((w, gen)) = self.wait_queues[wq].pop_front() {
-                let live = self.tasks[w].gen == gen && self.tasks[w].state == TaskState::Blocked;
-                self.queue.push(at, Event::Wake(w, gen));
-                if live && self.exclusive[wq] {
-                    break;
-                }
-            }
+            self.wake_queue(wq, at, self.exclusive[wq]);
         }
         while let Some(wq) = self.mm.wakeups_all.pop() {
-            self.last_woken[wq] = Some(self.events_processed);
-            while let Some((w, gen)) = self.wait_queues[wq].pop_front() {
-                self.queue.push(at, Event::Wake(w, gen));
-            }
+            self.wake_queue(wq, at, false);
         }
         for (wq, tid) in std::mem::take(&mut self.mm.task_wakeups) {
             self.last_woken[wq] = Some(self.events_processed);
@@ -742,6 +732,19 @@ impl Sim {
                 self.tasks[k].cpu = self.mm.sched.select_cpu(self.tasks[k].cpu, &self.mm.sched.kswapd_cpus[nid], waker);
                 self.mm.cost_ns += self.mm.costs.wakeup_ns;
                 self.queue.push(self.now, Event::Wake(k, self.tasks[k].gen));
+            }
+        }
+    }
+
+    /// Wakes the waiters of `wq` at `at`: every one, or with `one` the longest waiter that is
+    /// still asleep there (entries of tasks woken otherwise meanwhile are dropped on the way).
+    fn wake_queue(&mut self, wq: WaitQueueId, at: SimTime, one: bool) {
+        self.last_woken[wq] = Some(self.events_processed);
+        while let Some((w, gen)) = self.wait_queues[wq].pop_front() {
+            let live = self.tasks[w].gen == gen && self.tasks[w].state == TaskState::Blocked;
+            self.queue.push(at, Event::Wake(w, gen));
+            if live && one {
+                break;
             }
         }
     }
@@ -945,8 +948,8 @@ mod tests {
     #[test]
     fn a_freed_request_wakes_only_the_longest_waiter_for_one() {
         // Two tasks sleep on the disk's request wait queue (get_request_wait's exclusive
-        // wait), the second after the first; a waker stands in for one freed request 1 ms on
-        // later. Each wakes one waiter, the one that went to sleep first.
+        // wait), the second after the first; a waker stands in for a request freed 1 ms later
+        // and another 1 ms after that. Each wakes one waiter, the one asleep longest.
         let mut s = sim();
         let rq = s.mm.bdevs[0].rq_wait;
         let log: Log = Rc::default();
