@@ -7,7 +7,10 @@ share of direct scans falls below vanilla's; largedd's dd phase is faster with t
 stays cached (fewer page-ins). What does not hold yet (documented in EXPERIMENTS.md): fs_mark
 Files/s and the mapped writer's time, which are bound by the disk in the model, so the
 variants tie; the seed's gains (+26% Files/s, 15% sooner) are asserted at a fifth of their
-size as expected failures (strict: they report when they start to hold).
+size as expected failures (strict: they report when they start to hold). fs_mark's Files/s
+sums the workers' own rates: the seed's means are 1.40-1.86 times its files per loop time, so
+most of its gain is its workers drawing further apart with the patches, where the twin's finish
+together ("fsmark Loop (mmtwin)" table; EXPERIMENTS.md, session 43).
 """
 
 from __future__ import annotations
