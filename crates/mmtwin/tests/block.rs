@@ -664,7 +664,6 @@ fn the_task_that_fills_the_request_pool_and_a_task_woken_from_it_queue_batches_p
     // queue is marked full and task 1 is a batcher, allowed up to 24 (3/2 × 16).
     assert_eq!(queue_while_allowed(&mut mm, 1, dio, &mut page), 25);
     assert_eq!(mm.bdevs[0].allocated(Dir::Write as usize), 24);
-    assert!(mm.bdevs[0].full[Dir::Write as usize]);
     // Task 2 is no batcher: it sleeps in get_request_wait.
     mm.sched.current_pid = 2;
     assert!(!mm.may_get_request(0, Dir::Write));
@@ -672,7 +671,7 @@ fn the_task_that_fills_the_request_pool_and_a_task_woken_from_it_queue_batches_p
     // The full mark (and with it the wakeup of a waiter) goes only once the pool is below
     // nr_requests again: 9 completions.
     let mut completions = 0;
-    while mm.bdevs[0].full[Dir::Write as usize] {
+    while mm.bdevs[0].queue_full(Dir::Write) {
         let (t, dev) = mm.io_timers.pop().expect("a request in flight");
         mm.now_ns = t;
         mm.blk_complete(dev);

@@ -164,7 +164,10 @@ impl Mm {
 
     /// Whether the current task would get a request of device `dev` in direction `dir` now, or
     /// must sleep for one (get_request's checks; a task back from get_request_wait's sleep is
-    /// a batcher first). With `request_alloc = "tags"` a request is had while the pool has one.
+    /// a batcher first). The queue is marked full (blk_queue_full) from the allocation that
+    /// fills the pool until a freed request leaves room again, that is while the pool is full;
+    /// only a batcher gets a request then. With `request_alloc = "tags"` a request is had
+    /// while the pool has one.
     pub fn may_get_request(&mut self, dev: usize, dir: Dir) -> bool {
         if self.policy.request_alloc == RequestAlloc::Tags {
             return !self.bdevs[dev].queue_full(dir);
@@ -172,9 +175,8 @@ impl Mm {
         if std::mem::take(&mut self.ioc_mut().slept) {
             self.ioc_set_batching();
         }
-        let d = dir as usize;
-        let (count, nr) = (self.bdevs[dev].allocated(d), self.bdevs[dev].model.nr_requests as usize);
-        if count + 1 >= nr && self.bdevs[dev].full[d] && !self.ioc_batching() {
+        let (count, nr) = (self.bdevs[dev].allocated(dir as usize), self.bdevs[dev].model.nr_requests as usize);
+        if count >= nr && !self.ioc_batching() {
             return false;
         }
         count < 3 * nr / 2
@@ -197,18 +199,15 @@ impl Mm {
 
     /// get_request's bookkeeping once a bio of direction `d` has been queued on `dev`, whose
     /// pool held `count` requests before: if it took a new request and that filled the pool,
-    /// the queue is marked full (its task becoming a batcher if it was the first), and a
-    /// batcher's allocation near the full mark uses up one of its batch.
+    /// its task becomes a batcher (it marked the queue full), and a batcher's allocation near
+    /// the full mark uses up one of its batch.
     fn get_request_accounting(&mut self, dev: usize, d: usize, count: usize) {
-        if self.policy.request_alloc == RequestAlloc::Tags || self.bdevs[dev].allocated(d) <= count {
+        let nr = self.bdevs[dev].model.nr_requests as usize;
+        if self.policy.request_alloc == RequestAlloc::Tags || self.bdevs[dev].allocated(d) <= count || count + 1 < nr {
             return;
         }
-        if count + 1 < self.bdevs[dev].model.nr_requests as usize {
-            return;
-        }
-        if !self.bdevs[dev].full[d] {
+        if count + 1 == nr {
             self.ioc_set_batching();
-            self.bdevs[dev].full[d] = true;
         }
         if self.ioc_batching() {
             let ioc = self.ioc_mut();
@@ -327,8 +326,7 @@ impl Mm {
         let (full, rq_wait, io_wait) = (d.queue_full(rq.dir), d.rq_wait, d.io_wait);
         let decongested = rq.dir == Dir::Write && rq.dio == 0 && d.below_congestion_off(Dir::Write);
         if !full {
-            // __freed_request: room for one more wakes one waiter and clears the full mark.
-            self.bdevs[dev].full[rq.dir as usize] = false;
+            // __freed_request: room for one more wakes one waiter (and clears the full mark).
             self.wake_up(rq_wait);
         }
         let d = &self.bdevs[dev];

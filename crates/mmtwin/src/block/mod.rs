@@ -605,9 +605,6 @@ pub struct BlockDevice {
     pub queue_plugged: bool,
     pub unplug_at: u64,
     pub stats: DiskStats,
-    /// blk_queue_full per direction: set by the allocation that fills the pool (whose task
-    /// becomes a batcher), cleared when a freed request leaves room again.
-    pub full: [bool; 2],
     /// Wait queue of submitters waiting for a free request (get_request_wait): exclusive, so
     /// each freed request wakes the longest waiter only.
     pub rq_wait: usize,
@@ -646,7 +643,6 @@ impl BlockDevice {
             queue_plugged: false,
             unplug_at: 0,
             stats: DiskStats::default(),
-            full: [false; 2],
             rq_wait: usize::MAX,
             io_wait: usize::MAX,
             flusher_wait: usize::MAX,
