@@ -640,12 +640,13 @@ impl Sim {
         debug_assert!(self.mm.plug.is_none(), "{} ended a step with its block plug still open", self.tasks[tid].task.name());
         // A writer that found its device's requests used up sleeps in get_request_wait, unless
         // it owes another sleep first: then it looks for a request again after that.
-        if let Some(wq) = self.mm.rq_wait_owed.take() {
-            if self.mm.sleep_ns == 0 && self.mm.congestion_sleep.is_none() && step.after == After::Continue {
+        if let Some(wq) = self.mm.rq_wait_owed {
+            if self.mm.owes_request_wait() && step.after == After::Continue {
                 step.after = After::Wait(wq);
             } else {
                 self.mm.request_sleep_cancelled(tid);
             }
+            self.mm.rq_wait_owed = None;
         }
         // Sleeps the step asked for inside the kernel (congestion_wait, dirty throttling) follow
         // its CPU time; the memory manager already ended each at its tick.
