@@ -423,6 +423,50 @@ fn a_throttled_3_0_dirtier_sleeps_for_a_request_inside_its_writeback_and_goes_on
     assert_eq!(mm.sleep_ns, 0);
 }
 
+#[test]
+fn kswapd_writing_into_a_used_up_request_pool_sleeps_for_a_request_and_writes_nothing_more_until_then() {
+    // The flusher (task 0) fills a pool of 16 requests of 4 pages with the older file and, as
+    // the task that filled it, queues a batch past it (24). kswapd (task 1) then scans the
+    // list: its first write (ext2 maps blocks at write time, so ->writepage writes each dirty
+    // page it meets) asks for a request, finds the pool used up and sleeps in
+    // get_request_wait. Asleep, it writes nothing more in that pass: the other dirty pages it
+    // meets wait for its next look. Woken once the pool is below 16 again, it is a batcher
+    // and writes up to 3/2 of the pool. (Until session 44 reclaim queued its writes past a
+    // full pool without ever sleeping.)
+    use mmtwin::fs::fs_writeback::Flusher;
+    use mmtwin::sim::rng::Rng;
+    use mmtwin::sim::{After, Task, TaskCx};
+    let (mut mm, a, _) = two_dirty_files_small_queue();
+    mm.wakeup_flusher_threads(0);
+    let mut f = Flusher::new(0, 500);
+    let mut rng = Rng::new(1);
+    let mut cx = TaskCx { now: mm.now_ns, cpu: 0, tid: 0, mm: &mut mm, rng: &mut rng, timed_out: false };
+    assert!(matches!(f.step(&mut cx).after, After::Wait(_)), "the flusher waits for a request");
+    assert_eq!(mm.bdevs[0].allocated(1), 24, "the flusher's batch: 3/2 of the pool");
+    mm.sched.current_pid = 1;
+    let first = mm.find_get_page(mm.inode(a).mapping, 0).unwrap();
+    let sc = reclaim(&mut mm, first, Reclaimer::Kswapd, 0);
+    assert_eq!(mm.rq_wait_owed, Some(mm.bdevs[0].rq_wait), "asleep in get_request_wait");
+    assert_eq!(writes(&mm), 1, "one write: the one it sleeps for");
+    assert_eq!(mm.bdevs[0].allocated(1), 25);
+    assert!(sc.nr_dirty > 1000, "it met {} dirty pages", sc.nr_dirty);
+    // Requests complete until the pool is below nr_requests, which wakes it (the engine's
+    // part); its next pass writes a batch.
+    mm.rq_wait_owed = None;
+    while mm.bdevs[0].allocated(1) >= 16 {
+        let i = (0..mm.io_timers.len()).min_by_key(|&i| mm.io_timers[i]).unwrap();
+        let (t, dev) = mm.io_timers.swap_remove(i);
+        mm.now_ns = t;
+        mm.blk_complete(dev);
+    }
+    let before = writes(&mm);
+    reclaim(&mut mm, first, Reclaimer::Kswapd, 0);
+    let batch = writes(&mm) - before;
+    assert!(batch > 8, "woken, it writes {batch} pages");
+    assert_eq!(mm.rq_wait_owed, Some(mm.bdevs[0].rq_wait), "then sleeps again");
+    assert!(mm.bdevs[0].allocated(1) <= 25, "{} requests", mm.bdevs[0].allocated(1));
+}
+
 /// A one-node 3.0 machine of 64M with two CPUs, ext2, and the policies in `policy`.
 fn boot_2cpu(policy: &str) -> Mm {
     let text = format!(

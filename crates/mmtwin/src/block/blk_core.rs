@@ -106,6 +106,11 @@ impl Mm {
     /// Submits a bio to device `dev` (submit_bio → generic_make_request → __make_request),
     /// counting pgpgin / pgpgout in KiB: into the task's plug if one is active, else into the
     /// queue, starting the device if it is idle and its queue not plugged.
+    ///
+    /// A write from reclaim (pageout by kswapd, zone_reclaim or a direct reclaimer) that
+    /// needs a new request (it merged with none, plugged or queued) asks for one as
+    /// __make_request does (`get_request_accounting`). The other writers ask before they build
+    /// a bio (the flusher, the journal, a throttled dirtier).
     pub fn submit_bio(&mut self, dev: usize, bio: Bio) {
         let kib = bio.pages.len() as u64 * SECTORS_PER_PAGE / 2;
         let item = if bio.dir == Dir::Write { VmStat::Pgpgout } else { VmStat::Pgpgin };
@@ -169,13 +174,18 @@ impl Mm {
     /// only a batcher gets a request then. With `request_alloc = "tags"` a request is had
     /// while the pool has one.
     pub fn may_get_request(&mut self, dev: usize, dir: Dir) -> bool {
+        self.may_get_request_from(dev, self.bdevs[dev].allocated(dir as usize))
+    }
+
+    /// `may_get_request` against a pool holding `count` requests.
+    fn may_get_request_from(&mut self, dev: usize, count: usize) -> bool {
+        let nr = self.bdevs[dev].model.nr_requests as usize;
         if self.policy.request_alloc == RequestAlloc::Tags {
-            return !self.bdevs[dev].queue_full(dir);
+            return count < nr;
         }
         if std::mem::take(&mut self.ioc_mut().slept) {
             self.ioc_set_batching();
         }
-        let (count, nr) = (self.bdevs[dev].allocated(dir as usize), self.bdevs[dev].model.nr_requests as usize);
         if count >= nr && !self.ioc_batching() {
             return false;
         }
@@ -201,9 +211,23 @@ impl Mm {
     /// pool held `count` requests before: if it took a new request and that filled the pool,
     /// its task becomes a batcher (it marked the queue full), and a batcher's allocation near
     /// the full mark uses up one of its batch.
+    ///
+    /// A write from reclaim that took a new request is where the kernel's reclaimer asks for
+    /// one: if the pool was used up and the task may not take one (`may_get_request`), it
+    /// sleeps in get_request_wait (`Mm::rq_wait_owed`; the engine puts it on the device's
+    /// request queue after its step, and `pageout` writes nothing more meanwhile). The
+    /// request it slept for is queued now, where the kernel queues it when the task wakes:
+    /// one request early.
     fn get_request_accounting(&mut self, dev: usize, d: usize, count: usize) {
+        if self.bdevs[dev].allocated(d) <= count {
+            return; // merged into a request already plugged or queued
+        }
+        if self.in_reclaim && d == Dir::Write as usize && self.rq_wait_owed.is_none() && !self.may_get_request_from(dev, count) {
+            self.rq_wait_owed = Some(self.sleep_for_request(dev));
+            return;
+        }
         let nr = self.bdevs[dev].model.nr_requests as usize;
-        if self.policy.request_alloc == RequestAlloc::Tags || self.bdevs[dev].allocated(d) <= count || count + 1 < nr {
+        if self.policy.request_alloc == RequestAlloc::Tags || count + 1 < nr {
             return;
         }
         if count + 1 == nr {
