@@ -381,8 +381,9 @@ impl Mm {
     /// pageout: starts writeback of a dirty page from reclaim. 3.x may_write_to_queue: a task
     /// without PF_SWAPWRITE does not write to a congested queue. A reclaimer whose earlier
     /// write in this step found the request pool used up is asleep in get_request_wait
-    /// (`Mm::rq_wait_owed`, set by `submit_bio`): it writes nothing more in the step, and the
-    /// dirty pages it meets are kept for its next look, as on a congested queue.
+    /// (`Mm::rq_wait_owed`, set when its bio asked for a request): it writes nothing more in
+    /// the step, and the dirty pages it meets are kept for its next look, as on a congested
+    /// queue.
     fn pageout(&mut self, pfn: Pfn, sc: &mut ScanControl) -> Pageout {
         let anon = self.pages[pfn as usize].flags & PG_SWAPBACKED != 0;
         let dev = if anon { self.swap_bdev() } else { self.page_bdev(pfn) };
