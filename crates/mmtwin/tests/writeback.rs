@@ -353,6 +353,19 @@ fn written(mm: &Mm, ino: u32) -> usize {
     (0..2048).filter(|&i| mm.find_get_page(mapping, i).is_some_and(|p| mm.pages[p as usize].flags & PG_DIRTY == 0)).count()
 }
 
+/// The device's flusher, woken for background writeback, and a random source for its steps.
+fn woken_flusher(mm: &mut Mm) -> (mmtwin::fs::fs_writeback::Flusher, mmtwin::sim::rng::Rng) {
+    mm.wakeup_flusher_threads(0);
+    (mmtwin::fs::fs_writeback::Flusher::new(0, 500), mmtwin::sim::rng::Rng::new(1))
+}
+
+/// One step of flusher `f` as task 0 on CPU 0: what it does next.
+fn flusher_step(mm: &mut Mm, f: &mut mmtwin::fs::fs_writeback::Flusher, rng: &mut mmtwin::sim::rng::Rng) -> mmtwin::sim::After {
+    use mmtwin::sim::{Task, TaskCx};
+    let mut cx = TaskCx { now: mm.now_ns, cpu: 0, tid: 0, mm, rng, timed_out: false };
+    f.step(&mut cx).after
+}
+
 #[test]
 fn a_flusher_stopped_by_a_full_queue_goes_on_with_the_same_inode() {
     // Two files of 2048 dirty pages, the older first; a queue of 16 requests of 4 pages, so
@@ -360,18 +373,11 @@ fn a_flusher_stopped_by_a_full_queue_goes_on_with_the_same_inode() {
     // sleeps in get_request_wait inside the inode's turn: the first 1024 pages written are
     // all the older file's, then the turn passes to the other. (Until session 36 each stop
     // sent the inode to the back of the list, and the two files took 64-page turns.)
-    use mmtwin::fs::fs_writeback::Flusher;
-    use mmtwin::sim::rng::Rng;
-    use mmtwin::sim::{After, Task, TaskCx};
     let (mut mm, a, b) = two_dirty_files_small_queue();
-    mm.wakeup_flusher_threads(0);
-    let mut f = Flusher::new(0, 500);
-    let mut rng = Rng::new(1);
+    let (mut f, mut rng) = woken_flusher(&mut mm);
     let mut stops = 0;
     while written(&mm, a) + written(&mm, b) < 1024 {
-        let now = mm.now_ns;
-        let mut cx = TaskCx { now, cpu: 0, tid: 0, mm: &mut mm, rng: &mut rng, timed_out: false };
-        if matches!(f.step(&mut cx).after, After::Wait(_)) {
+        if matches!(flusher_step(&mut mm, &mut f, &mut rng), mmtwin::sim::After::Wait(_)) {
             stops += 1;
         }
         run_io(&mut mm);
@@ -379,9 +385,7 @@ fn a_flusher_stopped_by_a_full_queue_goes_on_with_the_same_inode() {
     assert!(stops >= 10, "the queue stopped the flusher {stops} times");
     assert_eq!((written(&mm, a), written(&mm, b)), (1024, 0));
     while written(&mm, b) == 0 {
-        let now = mm.now_ns;
-        let mut cx = TaskCx { now, cpu: 0, tid: 0, mm: &mut mm, rng: &mut rng, timed_out: false };
-        f.step(&mut cx);
+        flusher_step(&mut mm, &mut f, &mut rng);
         run_io(&mut mm);
     }
     assert_eq!(written(&mm, a), 1024, "the next turn is the other file's");
@@ -433,15 +437,9 @@ fn kswapd_writing_into_a_used_up_request_pool_sleeps_for_a_request_and_writes_no
     // meets wait for its next look. Woken once the pool is below 16 again, it is a batcher
     // and writes up to 3/2 of the pool. (Until session 44 reclaim queued its writes past a
     // full pool without ever sleeping.)
-    use mmtwin::fs::fs_writeback::Flusher;
-    use mmtwin::sim::rng::Rng;
-    use mmtwin::sim::{After, Task, TaskCx};
     let (mut mm, a, _) = two_dirty_files_small_queue();
-    mm.wakeup_flusher_threads(0);
-    let mut f = Flusher::new(0, 500);
-    let mut rng = Rng::new(1);
-    let mut cx = TaskCx { now: mm.now_ns, cpu: 0, tid: 0, mm: &mut mm, rng: &mut rng, timed_out: false };
-    assert!(matches!(f.step(&mut cx).after, After::Wait(_)), "the flusher waits for a request");
+    let (mut f, mut rng) = woken_flusher(&mut mm);
+    assert!(matches!(flusher_step(&mut mm, &mut f, &mut rng), mmtwin::sim::After::Wait(_)), "the flusher waits for a request");
     assert_eq!(mm.bdevs[0].allocated(1), 24, "the flusher's batch: 3/2 of the pool");
     mm.sched.current_pid = 1;
     let first = mm.find_get_page(mm.inode(a).mapping, 0).unwrap();
