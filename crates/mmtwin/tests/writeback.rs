@@ -2,7 +2,7 @@
 //! placement: one kernel behaviour each.
 
 mod common;
-use common::run_io;
+use common::{run_io, woken_for_request};
 use mmtwin::config::scenario::Scenario;
 use mmtwin::mm::gfp::Gfp;
 use mmtwin::mm::mm_types::*;
@@ -139,9 +139,10 @@ fn perzonedirty_write_allocations_skip_a_zone_over_its_dirty_limit() {
 }
 
 #[test]
-fn a_writer_that_fills_the_queue_stops_between_bios_not_inside_one() {
-    // 16 requests of at most 4 pages: 64 pages fill the queue (one in flight, 15 queued
-    // before the next would be refused); the writer stops at a bio boundary and resumes there.
+fn a_writer_that_fills_the_queue_sleeps_holding_a_whole_bio() {
+    // 16 requests of at most 4 pages. ext4 builds a bio before it asks for its request, so a
+    // writer that finds the pool used up sleeps holding a whole bio, its pages under
+    // writeback, and queues it when woken: every request is whole.
     let mut mm = boot_disk("64M", "ext4", "", SMALL_QUEUE);
     let (ino, _) = dirty_file(&mut mm, 200);
     let mut total = 0;
@@ -152,13 +153,50 @@ fn a_writer_that_fills_the_queue_stops_between_bios_not_inside_one() {
         if !blocked {
             break;
         }
+        assert_eq!(mm.rq_wait_owed, Some(mm.bdevs[0].rq_wait), "asleep in get_request_wait");
+        let held = mm.held_bio[mm.sched.current_pid as usize].as_ref().expect("a held bio");
+        assert_eq!(held.bio.pages.len(), 4, "it holds a whole bio");
+        assert!(held.bio.pages.iter().all(|&p| mm.pages[p as usize].flags & PG_WRITEBACK != 0));
         run_io(&mut mm);
+        woken_for_request(&mut mm);
     }
     run_io(&mut mm);
     assert_eq!(total, 200);
     let s = &mm.bdevs[0].stats;
     assert_eq!(s.rq_size_hist[1][0], 0, "no single-page requests");
     assert_eq!((s.requests[1], s.sectors[1]), (50, 200 * 8));
+}
+
+#[test]
+fn an_ext3_writer_sleeps_holding_the_first_page_of_a_request_and_woken_fills_that_request() {
+    // ext3 writes page by page and its plug merges the pages into requests, so the writer asks
+    // for a request at a request's first page: finding the pool used up, it sleeps holding
+    // that page alone, under writeback. Woken, it adds its next pages to the same request:
+    // every request is whole, as without the sleeps.
+    let mut mm = boot_disk("64M", "ext3", "", SMALL_QUEUE);
+    let (ino, _) = dirty_file(&mut mm, 400);
+    let (mut total, mut sleeps) = (0, 0);
+    loop {
+        let (written, blocked) = mm.writeback_single_inode(ino, 1024, true, false);
+        total += written;
+        if mm.holds_granted_bio() {
+            mm.submit_held_bio();
+        }
+        if !blocked {
+            break;
+        }
+        sleeps += 1;
+        let held = mm.held_bio[mm.sched.current_pid as usize].as_ref().expect("a held bio");
+        assert_eq!(held.bio.pages.len(), 1, "it holds one page");
+        assert_ne!(mm.pages[held.bio.pages[0] as usize].flags & PG_WRITEBACK, 0, "under writeback");
+        run_io(&mut mm);
+        woken_for_request(&mut mm);
+    }
+    run_io(&mut mm);
+    assert!(sleeps >= 2, "{sleeps} sleeps for a request");
+    assert_eq!(total, 400);
+    let s = &mm.bdevs[0].stats;
+    assert_eq!((s.requests[1], s.sectors[1]), (100, 400 * 8), "whole requests of 4 pages");
 }
 
 #[test]
@@ -359,11 +397,22 @@ fn woken_flusher(mm: &mut Mm) -> (mmtwin::fs::fs_writeback::Flusher, mmtwin::sim
     (mmtwin::fs::fs_writeback::Flusher::new(0, 500), mmtwin::sim::rng::Rng::new(1))
 }
 
-/// One step of flusher `f` as task 0 on CPU 0: what it does next.
+/// One step of flusher `f` as task 0 on CPU 0, with the engine's part around it (a bio it
+/// held asleep is queued first; a wait for a request it owes ends the step): what it does
+/// next.
 fn flusher_step(mm: &mut Mm, f: &mut mmtwin::fs::fs_writeback::Flusher, rng: &mut mmtwin::sim::rng::Rng) -> mmtwin::sim::After {
-    use mmtwin::sim::{Task, TaskCx};
+    use mmtwin::sim::{After, Task, TaskCx};
+    mm.sched.current_pid = 0;
+    mm.woken_for_request();
     let mut cx = TaskCx { now: mm.now_ns, cpu: 0, tid: 0, mm, rng, timed_out: false };
-    f.step(&mut cx).after
+    let after = f.step(&mut cx).after;
+    if mm.holds_granted_bio() {
+        mm.submit_held_bio();
+    }
+    match mm.rq_wait_owed.take() {
+        Some(wq) if after == After::Continue => After::Wait(wq),
+        _ => after,
+    }
 }
 
 #[test]
@@ -397,8 +446,8 @@ fn a_throttled_3_0_dirtier_sleeps_for_a_request_inside_its_writeback_and_goes_on
     // dirtier in balance_dirty_pages writes back a chunk of 1536 pages itself. The queue
     // holds 16 requests of 4 pages: the dirtier fills it, queues a batch past it (it is the
     // task that filled it) and then sleeps in get_request_wait — not a throttling pause —
-    // holding the older file, with which it goes on when requests are freed: its turn's 1024
-    // pages, then 512 of the other file. (Until session 43 it stopped at the full queue,
+    // holding a bio of the older file, with which it goes on when requests are freed: its
+    // turn's 1024 pages, then 512 of the other file. (Until session 43 it stopped at the full queue,
     // wrote nothing more and paused, its inode going to the back of the list.)
     use mmtwin::mm::page_writeback::DirtyThrottle;
     let (mut mm, a, b) = two_dirty_files_small_queue();
@@ -409,12 +458,14 @@ fn a_throttled_3_0_dirtier_sleeps_for_a_request_inside_its_writeback_and_goes_on
     mm.balance_dirty_pages(&mut t, 0);
     assert_eq!((mm.rq_wait_owed, mm.sleep_ns), (Some(mm.bdevs[0].rq_wait), 0), "asleep for a request, no pause");
     assert_eq!(t.wb_held.map(|h| h.0), Some(a));
-    // 24 requests queued (3/2 × 16, as the batcher that filled the pool) and one in flight.
-    assert_eq!(t.pages_written, 25 * 4);
+    // 24 requests queued (3/2 × 16, as the batcher that filled the pool), one in flight, and
+    // the bio it sleeps holding (ext2 builds a bio before it asks for a request).
+    assert_eq!(t.pages_written, 26 * 4);
+    assert_eq!(mm.bdevs[0].allocated(1), 24);
     let mut sleeps = 1;
     while t.wb_want > 0 {
-        mm.rq_wait_owed = None;
         run_io(&mut mm);
+        woken_for_request(&mut mm);
         mm.balance_dirty_pages(&mut t, 0);
         sleeps += u32::from(mm.rq_wait_owed.is_some());
         if written(&mm, b) == 0 {
@@ -446,17 +497,18 @@ fn kswapd_writing_into_a_used_up_request_pool_sleeps_for_a_request_and_writes_no
     let sc = reclaim(&mut mm, first, Reclaimer::Kswapd, 0);
     assert_eq!(mm.rq_wait_owed, Some(mm.bdevs[0].rq_wait), "asleep in get_request_wait");
     assert_eq!(writes(&mm), 1, "one write: the one it sleeps for");
-    assert_eq!(mm.bdevs[0].allocated(1), 25);
+    assert_eq!(mm.bdevs[0].allocated(1), 24, "it holds the page's bio, not queued");
     assert!(sc.nr_dirty > 1000, "it met {} dirty pages", sc.nr_dirty);
     // Requests complete until the pool is below nr_requests, which wakes it (the engine's
     // part); its next pass writes a batch.
-    mm.rq_wait_owed = None;
     while mm.bdevs[0].allocated(1) >= 16 {
         let i = (0..mm.io_timers.len()).min_by_key(|&i| mm.io_timers[i]).unwrap();
         let (t, dev) = mm.io_timers.swap_remove(i);
         mm.now_ns = t;
         mm.blk_complete(dev);
     }
+    woken_for_request(&mut mm);
+    assert_eq!(mm.bdevs[0].allocated(1), 16, "the page it held is queued when it wakes");
     let before = writes(&mm);
     reclaim(&mut mm, first, Reclaimer::Kswapd, 0);
     let batch = writes(&mm) - before;

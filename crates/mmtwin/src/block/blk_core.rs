@@ -15,7 +15,7 @@
 //!   plugging call here returns before its task sleeps, and flushes on the way out, as the
 //!   kernel flushes on schedule().
 
-use super::{Bio, Dir, IoContext, Plug, Request, BLK_BATCH_REQ, BLK_MAX_REQUEST_COUNT_3X, BLK_MAX_REQUEST_COUNT_6X, BLK_PLUG_FLUSH_SIZE_SECTORS, SECTORS_PER_PAGE};
+use super::{Bio, Dir, HeldBio, IoContext, Plug, Request, BLK_BATCH_REQ, BLK_MAX_REQUEST_COUNT_3X, BLK_MAX_REQUEST_COUNT_6X, BLK_PLUG_FLUSH_SIZE_SECTORS, SECTORS_PER_PAGE};
 use crate::mm::mm_types::*;
 use crate::mm::page_alloc::Mm;
 use crate::mm::policy::{BlkPlugPolicy, RequestAlloc};
@@ -105,17 +105,112 @@ impl Mm {
 
     /// Submits a bio to device `dev` (submit_bio → generic_make_request → __make_request),
     /// counting pgpgin / pgpgout in KiB: into the task's plug if one is active, else into the
-    /// queue, starting the device if it is idle and its queue not plugged.
-    ///
-    /// A write from reclaim (pageout by kswapd, zone_reclaim or a direct reclaimer) that
-    /// needs a new request (it merged with none, plugged or queued) asks for one as
-    /// __make_request does (`get_request_accounting`). The other writers ask before they build
-    /// a bio (the flusher, the journal, a throttled dirtier).
+    /// queue, starting the device if it is idle and its queue not plugged. The bio gets its
+    /// request whatever the pool holds: reads, direct I/O, the journal's log, and a write
+    /// whose request its writer already had (`submit_bio_or_sleep` is the asking form).
     pub fn submit_bio(&mut self, dev: usize, bio: Bio) {
+        self.count_bio(&bio);
+        self.queue_bio(dev, bio);
+    }
+
+    /// submit_bio's accounting: pgpgin / pgpgout in KiB, and the call's CPU time.
+    fn count_bio(&mut self, bio: &Bio) {
         let kib = bio.pages.len() as u64 * SECTORS_PER_PAGE / 2;
         let item = if bio.dir == Dir::Write { VmStat::Pgpgout } else { VmStat::Pgpgin };
         self.events.count(item, kib);
         self.cost_ns += self.costs.submit_bio_ns;
+    }
+
+    /// __make_request for a page-cache or swap write whose writer asks for a request as the
+    /// kernel's does (the flusher, a throttled dirtier, the journal's ordered data, reclaim's
+    /// pageout): a bio that merges into a plugged or queued request needs none; one that
+    /// needs a new request gets it if the task may have one (`may_get_request`). If not, the
+    /// task sleeps in get_request_wait holding the bio, its pages under writeback and not yet
+    /// queued (`Mm::held_bio`; it owes the wait, `Mm::rq_wait_owed`), and queues it when it
+    /// wakes (`woken_for_request`). Returns false if the bio is held.
+    pub fn submit_bio_or_sleep(&mut self, dev: usize, bio: Bio) -> bool {
+        self.submit_or_hold(dev, bio, false)
+    }
+
+    /// `submit_bio_or_sleep` for the first page of a request of ext3's page-by-page writers
+    /// (`FsType::writes_page_by_page`): held, it stays open when the task wakes, for the
+    /// writer to add its next pages to (`take_granted_bio`), as they merge into that request
+    /// in the kernel's plug.
+    pub fn submit_first_page_or_sleep(&mut self, dev: usize, bio: Bio) -> bool {
+        self.submit_or_hold(dev, bio, true)
+    }
+
+    fn submit_or_hold(&mut self, dev: usize, bio: Bio, open: bool) -> bool {
+        if self.rq_wait_owed.is_some() || self.bio_merges(dev, &bio) || self.may_get_request(dev, bio.dir) {
+            self.submit_bio(dev, bio);
+            return true;
+        }
+        self.submit_held_bio();
+        let pid = self.sched.current_pid as usize;
+        if self.held_bio.len() <= pid {
+            self.held_bio.resize_with(pid + 1, || None);
+        }
+        self.held_bio[pid] = Some(HeldBio { dev, bio, open, granted: false });
+        self.rq_wait_owed = Some(self.sleep_for_request(dev));
+        false
+    }
+
+    /// The current task is back from get_request_wait with its request (it is a batcher now):
+    /// the bio it held is queued, or, if open, left for its writer to go on with until the
+    /// step ends (`submit_held_bio`).
+    pub fn woken_for_request(&mut self) {
+        let pid = self.sched.current_pid as usize;
+        let Some(h) = self.held_bio.get(pid).and_then(Option::as_ref) else { return };
+        let (dev, dir, open) = (h.dev, h.bio.dir, h.open);
+        self.may_get_request(dev, dir);
+        if open {
+            self.held_bio[pid].as_mut().expect("a held bio").granted = true;
+        } else {
+            self.submit_held_bio();
+        }
+    }
+
+    /// The open bio the current task got its request for, if it is of device `dev`: its
+    /// writer adds its next pages to it.
+    pub fn take_granted_bio(&mut self, dev: usize) -> Option<Bio> {
+        let slot = self.held_bio.get_mut(self.sched.current_pid as usize)?;
+        if slot.as_ref().is_some_and(|h| h.granted && h.dev == dev) {
+            return slot.take().map(|h| h.bio);
+        }
+        None
+    }
+
+    /// Queues the bio the current task holds: at the end of the step it was woken in (its
+    /// writer did not go on with it), or now if it does not sleep for the request after all
+    /// (it owed another sleep first: one request early).
+    pub fn submit_held_bio(&mut self) {
+        let pid = self.sched.current_pid as usize;
+        if let Some(h) = self.held_bio.get_mut(pid).and_then(Option::take) {
+            self.submit_bio(h.dev, h.bio);
+        }
+    }
+
+    /// Whether the current task holds a bio it has the request for (`take_granted_bio`).
+    pub fn holds_granted_bio(&self) -> bool {
+        self.held_bio.get(self.sched.current_pid as usize).is_some_and(|h| h.as_ref().is_some_and(|h| h.granted))
+    }
+
+    /// Whether `bio` would merge into a request: a plugged one of its device (3.x tries them
+    /// all, latest first; 6.x only the latest), or a queued one (`plug_bio`'s and the queue's
+    /// order of trying).
+    fn bio_merges(&self, dev: usize, bio: &Bio) -> bool {
+        if let Some(plug) = &self.plug {
+            let mq = self.policy.blk_plug == BlkPlugPolicy::MqPlug;
+            let mut mine = plug.list.iter().rev().filter(|(d, _)| *d == dev).take(if mq { 1 } else { usize::MAX });
+            if mine.any(|(_, rq)| self.bdevs[dev].plug_merge_end(rq, bio).is_some()) {
+                return true;
+            }
+        }
+        self.bdevs[dev].would_queue_merge(bio)
+    }
+
+    /// The queueing half of submit_bio: the task's plug, a 2.6.32 queue plug, or the queue.
+    fn queue_bio(&mut self, dev: usize, bio: Bio) {
         let d = bio.dir as usize;
         let count = self.bdevs[dev].allocated(d);
         if self.plug.is_some() {
@@ -174,11 +269,7 @@ impl Mm {
     /// only a batcher gets a request then. With `request_alloc = "tags"` a request is had
     /// while the pool has one.
     pub fn may_get_request(&mut self, dev: usize, dir: Dir) -> bool {
-        self.may_get_request_from(dev, self.bdevs[dev].allocated(dir as usize))
-    }
-
-    /// `may_get_request` against a pool holding `count` requests.
-    fn may_get_request_from(&mut self, dev: usize, count: usize) -> bool {
+        let count = self.bdevs[dev].allocated(dir as usize);
         let nr = self.bdevs[dev].model.nr_requests as usize;
         if self.policy.request_alloc == RequestAlloc::Tags {
             return count < nr;
@@ -211,20 +302,9 @@ impl Mm {
     /// pool held `count` requests before: if it took a new request and that filled the pool,
     /// its task becomes a batcher (it marked the queue full), and a batcher's allocation near
     /// the full mark uses up one of its batch.
-    ///
-    /// A write from reclaim that took a new request is where the kernel's reclaimer asks for
-    /// one: if the pool was used up and the task may not take one (`may_get_request`), it
-    /// sleeps in get_request_wait (`Mm::rq_wait_owed`; the engine puts it on the device's
-    /// request queue after its step, and `pageout` writes nothing more meanwhile). The
-    /// request it slept for is queued now, where the kernel queues it when the task wakes:
-    /// one request early.
     fn get_request_accounting(&mut self, dev: usize, d: usize, count: usize) {
         if self.bdevs[dev].allocated(d) <= count {
             return; // merged into a request already plugged or queued
-        }
-        if self.in_reclaim && d == Dir::Write as usize && self.rq_wait_owed.is_none() && !self.may_get_request_from(dev, count) {
-            self.rq_wait_owed = Some(self.sleep_for_request(dev));
-            return;
         }
         let nr = self.bdevs[dev].model.nr_requests as usize;
         if self.policy.request_alloc == RequestAlloc::Tags || count + 1 < nr {
@@ -352,14 +432,6 @@ impl Mm {
         if !full {
             // __freed_request: room for one more wakes one waiter (and clears the full mark).
             self.wake_up(rq_wait);
-        }
-        let d = &self.bdevs[dev];
-        if d.in_flight.is_none() && d.allocated(0) + d.allocated(1) == 0 && rq_wait != usize::MAX {
-            // The device has nothing left to do. The kernel's waiters each hold a bio and
-            // always take the request they are woken for; the model's may find nothing left
-            // to write when they run (a deleted file, a finished work) and not pass the
-            // wakeup on, so once the queue is empty every waiter looks again.
-            self.wakeups_all.push(rq_wait);
         }
         self.wake_up(io_wait);
         if decongested {

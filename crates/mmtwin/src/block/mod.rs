@@ -578,6 +578,19 @@ pub struct IoContext {
     pub slept: bool,
 }
 
+/// A bio its task holds across get_request_wait (`Mm::submit_bio_or_sleep`): its pages are
+/// under writeback, and it is queued when the task has its request.
+#[derive(Clone, Debug)]
+pub struct HeldBio {
+    pub dev: usize,
+    pub bio: Bio,
+    /// Its writer goes on adding pages to it once it has the request (ext3's page-by-page
+    /// writers, whose next pages merge into that request in the task's plug).
+    pub open: bool,
+    /// The task was woken and has the request.
+    pub granted: bool,
+}
+
 /// A block device with its request queue (struct request_queue + the device).
 #[derive(Clone, Debug)]
 pub struct BlockDevice {
@@ -713,45 +726,59 @@ impl BlockDevice {
     /// back if no request took it.
     pub fn queue_merge(&mut self, bio: Bio) -> Result<(), Bio> {
         let d = bio.dir as usize;
+        let (target, refused) = self.queue_merge_target(&bio);
+        let Some((i, back)) = target else {
+            if refused {
+                self.stats.merge_refused_segments += 1;
+            }
+            return Err(bio);
+        };
+        self.queued[d][i].add_bio(&bio, back);
+        self.stats.merges[d] += 1;
+        self.attempt_merge(d, i, back);
+        Ok(())
+    }
+
+    /// Whether `queue_merge` would take `bio` into a queued request.
+    pub fn would_queue_merge(&self, bio: &Bio) -> bool {
+        self.queue_merge_target(bio).0.is_some()
+    }
+
+    /// The queued request `queue_merge` puts `bio` into, and at which end (true: its back):
+    /// the latest queued request the bio touches, at its back first. Also whether a request
+    /// it touches refused it for its segments.
+    fn queue_merge_target(&self, bio: &Bio) -> (Option<(usize, bool)>, bool) {
+        let d = bio.dir as usize;
         let front_merges = self.model.scheduler == Scheduler::Deadline;
         let mut refused = false;
         for back in [true, false] {
             if !back && !front_merges {
                 break;
             }
-            let hit = self.queued[d].iter().rposition(|r| self.bio_merge_check(r, &bio, back) != BioMerge::NotAdjacent);
+            let hit = self.queued[d].iter().rposition(|r| self.bio_merge_check(r, bio, back) != BioMerge::NotAdjacent);
             let Some(i) = hit else { continue };
-            match self.bio_merge_check(&self.queued[d][i], &bio, back) {
-                BioMerge::Fits => {}
-                BioMerge::TooManySegments => {
-                    refused = true;
-                    continue;
-                }
-                _ => continue,
+            match self.bio_merge_check(&self.queued[d][i], bio, back) {
+                BioMerge::Fits => return (Some((i, back)), refused),
+                BioMerge::TooManySegments => refused = true,
+                _ => {}
             }
-            self.queued[d][i].add_bio(&bio, back);
-            self.stats.merges[d] += 1;
-            self.attempt_merge(d, i, back);
-            return Ok(());
         }
-        if refused {
-            self.stats.merge_refused_segments += 1;
-        }
-        Err(bio)
+        (None, refused)
     }
 
     /// attempt_plug_merge for one plugged request of this queue: the bio joins it at its back
     /// or its front if the limits allow (elv_try_merge, bio_attempt_back_merge /
     /// bio_attempt_front_merge). Counted as a merge, as the kernel's diskstats do.
     pub fn plug_merge(&mut self, rq: &mut Request, bio: &Bio) -> bool {
-        for back in [true, false] {
-            if self.bio_merge_check(rq, bio, back) == BioMerge::Fits {
-                rq.add_bio(bio, back);
-                self.stats.merges[bio.dir as usize] += 1;
-                return true;
-            }
-        }
-        false
+        let Some(back) = self.plug_merge_end(rq, bio) else { return false };
+        rq.add_bio(bio, back);
+        self.stats.merges[bio.dir as usize] += 1;
+        true
+    }
+
+    /// The end of plugged request `rq` that `bio` would join (true: its back), if either.
+    pub fn plug_merge_end(&self, rq: &Request, bio: &Bio) -> Option<bool> {
+        [true, false].into_iter().find(|&back| self.bio_merge_check(rq, bio, back) == BioMerge::Fits)
     }
 
     /// Takes a request for a task's plug from the pool (get_request); the caller keeps it.

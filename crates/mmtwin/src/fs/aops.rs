@@ -56,7 +56,8 @@ impl Mm {
     fn write_one_page(&mut self, pfn: Pfn, ino: Ino, index: u32, dev: usize) -> Writepage {
         match self.page_write_bio(pfn, ino, index, dev) {
             Some(bio) => {
-                self.submit_bio(dev, bio);
+                // A reclaimer without a request sleeps holding it (`Mm::rq_wait_owed`).
+                let _ = self.submit_bio_or_sleep(dev, bio);
                 Writepage::Submitted
             }
             None => Writepage::Clean,
@@ -101,7 +102,7 @@ impl Mm {
             bio.pages.push(p);
             next_sector += crate::block::SECTORS_PER_PAGE;
         }
-        self.submit_bio(dev, bio);
+        let _ = self.submit_bio_or_sleep(dev, bio);
         Writepage::Submitted
     }
 }

@@ -6,8 +6,8 @@
 //! Inodes are written oldest-dirtied first, each for a chunk (`writeback_chunk` policy: 3.0's
 //! 1024 pages, or 3.1's share of the device's bandwidth, at least 1024); a page's blocks are
 //! allocated as it is written (delayed allocation), and runs of pages with adjacent sectors go
-//! down as one bio. A writer finding the device's request queue full stops and waits for a
-//! free request.
+//! down as one bio. A writer finding the device's requests used up sleeps holding its bio
+//! until a request is freed.
 
 use std::collections::VecDeque;
 
@@ -138,13 +138,14 @@ impl Mm {
 
     /// writeback_single_inode with write_cache_pages: writes up to `nr_to_write` dirty pages of
     /// the inode in index order (from writeback_index when cyclic), allocating blocks and
-    /// merging adjacent ones into bios. Stops early when the writer would have to wait for a
-    /// request (`Mm::may_get_request`). Returns (pages written, stopped for a request). With
-    /// `hold` (the flusher, a throttled dirtier), an inode so stopped keeps I_SYNC and stays off
-    /// the dirty list for the caller to go on with: the kernel's writer sleeps in
-    /// get_request_wait inside the inode's turn and goes on with the same inode
-    /// (writeback_sb_inodes moves on only when the turn's nr_to_write is spent or the inode is
-    /// clean).
+    /// merging adjacent ones into bios. Each bio asks for a request as the file system's
+    /// writer does (`FsType::writes_page_by_page`): at its first page (ext3), or when it is
+    /// submitted (the others). If the pool is used up the writer stops there, asleep in
+    /// get_request_wait holding that bio (`submit_bio_or_sleep`). Returns (pages written,
+    /// stopped for a request). With `hold` (the flusher, a throttled dirtier), an inode so
+    /// stopped keeps I_SYNC and stays off the dirty list for the caller to go on with: the
+    /// kernel's writer goes on with the same inode when it wakes (writeback_sb_inodes moves
+    /// on only when the turn's nr_to_write is spent or the inode is clean).
     pub fn writeback_single_inode(&mut self, ino: Ino, nr_to_write: u64, range_cyclic: bool, hold: bool) -> (u64, bool) {
         let sb = self.inode(ino).sb;
         let dev = self.sbs[sb].dev;
@@ -156,12 +157,16 @@ impl Mm {
         i.state &= !I_DIRTY_PAGES;
         let start = if range_cyclic { i.writeback_index } else { 0 };
         let mapping = i.mapping;
-        let own_writepages = self.sbs[sb].fs_type == super::FsType::Ext4;
+        let fs = self.sbs[sb].fs_type;
+        let own_writepages = fs == super::FsType::Ext4;
+        let page_by_page = fs.writes_page_by_page(self.era);
         self.wb_bandwidth_estimate(dev, true);
         let plugged = self.blk_start_plug(PlugSite::Writepages { own_writepages });
         let mut written = 0u64;
         let mut blocked = false;
-        let mut bio: Option<Bio> = None;
+        // ext3's writer back from get_request_wait goes on adding pages to the request it
+        // slept for.
+        let mut bio: Option<Bio> = if page_by_page { self.take_granted_bio(dev) } else { None };
         let mut next_index = start;
         // The dirty tag is walked from `start` to the end, then (cyclic) from 0 up to `start`,
         // at most `nr_to_write` offsets in all, a pagevec at a time (pagevec_lookup_tag).
@@ -181,16 +186,12 @@ impl Mm {
             budget -= chunk.len();
             cursor = last + 1;
             for &index in &chunk {
-                // A full bio goes now, and the next starts only when there is a request for it:
-                // the kernel's writer sleeps in get_request_wait between bios; here it stops and
-                // resumes at this page (writeback_index), before its block is allocated.
                 if bio.as_ref().is_some_and(|b| b.is_full(&self.bdevs[dev].model)) {
                     let b = bio.take().expect("a full bio");
-                    self.submit_bio(dev, b);
-                }
-                if bio.is_none() && !self.may_get_request(dev, Dir::Write) {
-                    blocked = true;
-                    break 'walk;
+                    if !self.submit_writeback_bio(dev, b, page_by_page) {
+                        blocked = true;
+                        break 'walk;
+                    }
                 }
                 let Some(pfn) = self.find_get_page(mapping, index) else { continue };
                 let f = self.pages[pfn as usize].flags;
@@ -199,34 +200,55 @@ impl Mm {
                 }
                 self.writeback_page_buffers(pfn, sb);
                 let sector = self.get_block(ino, index);
+                let mut alone = false;
                 if !bio.as_mut().is_some_and(|b| b.add_page(&self.bdevs[dev].model, sector, pfn)) {
-                    // A gap on the disk (or the segment limit) ends the bio early. The next one
-                    // starts at once, so a queue that filled just now holds one request more
-                    // than nr_requests until the writer stops at the next boundary.
-                    if let Some(b) = bio.replace(Bio::new(Dir::Write, sector, pfn)) {
-                        self.submit_bio(dev, b);
+                    // A gap on the disk (or the segment limit) ends the bio early; if the
+                    // writer sleeps with it, this page waits for its next turn.
+                    if let Some(b) = bio.take() {
+                        if !self.submit_writeback_bio(dev, b, page_by_page) {
+                            blocked = true;
+                            break 'walk;
+                        }
                     }
+                    // ext3 asks for the new request at this page: without one it sleeps
+                    // holding the page alone.
+                    alone = page_by_page && !self.may_get_request(dev, Dir::Write);
+                    bio = Some(Bio::new(Dir::Write, sector, pfn));
                 }
                 self.cost_ns += self.costs.writeback_page_ns;
                 self.clear_page_dirty_for_io(pfn);
                 self.set_page_writeback(pfn, dev);
                 written += 1;
                 next_index = index + 1;
+                if alone && !self.submit_first_page_or_sleep(dev, bio.take().expect("the page's bio")) {
+                    blocked = true;
+                    break 'walk;
+                }
             }
         }
         if let Some(b) = bio.take() {
-            self.submit_bio(dev, b);
+            blocked |= !self.submit_writeback_bio(dev, b, page_by_page);
         }
         self.blk_finish_plug(plugged);
         self.wb_bandwidth_estimate(dev, false);
         let still_dirty = self.mapping_tagged(mapping, PAGECACHE_TAG_DIRTY);
+        self.inode_mut(ino).writeback_index = next_index;
         if blocked && hold && still_dirty {
-            self.inode_mut(ino).writeback_index = next_index;
             return (written, blocked);
         }
-        self.inode_mut(ino).writeback_index = next_index;
         self.writeback_done(ino, still_dirty);
         (written, blocked)
+    }
+
+    /// Submits a writeback bio: one that got its request at its first page (`page_by_page`)
+    /// is queued; the others ask for one now (`submit_bio_or_sleep`). Returns false if the
+    /// writer sleeps holding it.
+    fn submit_writeback_bio(&mut self, dev: usize, bio: Bio, page_by_page: bool) -> bool {
+        if page_by_page {
+            self.submit_bio(dev, bio);
+            return true;
+        }
+        self.submit_bio_or_sleep(dev, bio)
     }
 
     /// The end of an inode's writeback turn: I_SYNC cleared, and the inode back at the end of
@@ -412,7 +434,9 @@ impl Task for Flusher {
         w.nr_pages -= written as i64;
         self.state = FlusherState::Working(w);
         let after = if blocked {
-            After::Wait(mm.sleep_for_request(dev))
+            // Asleep in get_request_wait holding its bio (`Mm::rq_wait_owed`, which the engine
+            // turns into the wait).
+            After::Continue
         } else if written == 0 {
             // Nothing writable in this inode now (pages locked or already under writeback):
             // wait for some I/O to finish before looking again.

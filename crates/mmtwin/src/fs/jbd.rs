@@ -322,16 +322,16 @@ impl Mm {
 
     /// journal_submit_data_buffers for one inode: submits its pages `indexes` (in descending
     /// order, the next one last) that are still dirty, adjacent blocks in one bio, and notes
-    /// every page under writeback in `waits`. Returns false if it stopped on a full queue.
-    /// The thread always gets its first request: a task woken from the request wait queue
-    /// (get_request_wait's exclusive, first-come wait) is a batcher, so busier submitters
-    /// cannot starve the commit.
+    /// every page under writeback in `waits`. Each buffer is submitted on its own and merged
+    /// in the commit's plug, so the thread asks for a request at the first page of each bio;
+    /// if the pool is used up it sleeps holding that page (`submit_bio_or_sleep`). Returns
+    /// false if it did.
     fn jbd_submit_inode_data(&mut self, ino: Ino, indexes: &mut Vec<u32>, waits: &mut Vec<(Pfn, u32, u32)>) -> bool {
         let mapping = self.inode(ino).mapping;
         let dev = self.sbs[self.inode(ino).sb].dev;
-        let mut bio: Option<Bio> = None;
-        let mut submitted = false;
-        let mut done = true;
+        // Back from get_request_wait, the thread goes on adding pages to the request it slept
+        // for.
+        let mut bio: Option<Bio> = self.take_granted_bio(dev);
         while let Some(&index) = indexes.last() {
             let Some(pfn) = self.find_get_page(mapping, index) else {
                 indexes.pop();
@@ -348,17 +348,14 @@ impl Mm {
                 continue;
             }
             let sector = self.get_block(ino, index);
+            let mut alone = false;
             if !bio.as_mut().is_some_and(|b| b.add_page(&self.bdevs[dev].model, sector, pfn)) {
-                // The bio is complete; the next one starts only when there is a request for
-                // it (after the thread's first, see above), else the commit resumes here.
+                // The bio is complete (its request was had at its first page); the next one
+                // asks for its own.
                 if let Some(b) = bio.take() {
                     self.submit_bio(dev, b);
-                    submitted = true;
                 }
-                if submitted && !self.may_get_request(dev, Dir::Write) {
-                    done = false;
-                    break;
-                }
+                alone = !self.may_get_request(dev, Dir::Write);
                 bio = Some(Bio::new(Dir::Write, sector, pfn));
             }
             indexes.pop();
@@ -367,11 +364,14 @@ impl Mm {
             self.cost_ns += self.costs.writeback_page_ns;
             self.bdevs[dev].stats.ordered_data_pages += 1;
             waits.push((pfn, mapping, index));
+            if alone && !self.submit_first_page_or_sleep(dev, bio.take().expect("the page's bio")) {
+                return false;
+            }
         }
         if let Some(b) = bio.take() {
             self.submit_bio(dev, b);
         }
-        done
+        true
     }
 
     /// Writes `n` blocks at the journal head (wrapping at the end of the journal area).
@@ -517,12 +517,11 @@ impl Task for Kjournald {
                 while let Some((ino, indexes)) = inodes.last_mut() {
                     let ino = *ino;
                     if mm.inodes.get(ino as usize).is_some_and(|i| i.is_some()) && !indexes.is_empty() {
-                        let dev = mm.sbs[mm.inode(ino).sb].dev;
                         if !mm.jbd_submit_inode_data(ino, indexes, &mut waits) {
+                            // Asleep in get_request_wait holding a page (`Mm::rq_wait_owed`).
                             mm.blk_finish_plug(plugged);
-                            let rq = mm.sleep_for_request(dev);
                             self.state = Commit::Data { inodes, waits };
-                            return step(After::Wait(rq));
+                            return step(After::Continue);
                         }
                     }
                     inodes.pop();

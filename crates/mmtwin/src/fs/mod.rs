@@ -199,6 +199,16 @@ impl FsType {
         matches!(self, FsType::Ext4 | FsType::Xfs)
     }
 
+    /// Whether its writeback submits each page as a bio of its own (3.x ext3: generic_writepages
+    /// calls ->writepage, block_write_full_page, per page, and the task's plug merges the
+    /// pages into requests), so that the writer asks for a request at the first page of each
+    /// and, finding the pool used up, sleeps holding that page alone. The others build a bio
+    /// of many pages first (mpage_writepages, ext4's io_submit, xfs's ioends) and ask when
+    /// they submit it. 6.x mounts ext3 with the ext4 driver.
+    pub fn writes_page_by_page(self, era: Era) -> bool {
+        self == FsType::Ext3 && era == Era::Linux3
+    }
+
     /// The file system's inode slab cache: name, object size (x86_64, as slabinfo shows it on
     /// kernels of the era; ext2's is estimated from its struct) and the mask its ->alloc_inode
     /// uses (ext3, ext4 and xfs allocate inside a transaction: GFP_NOFS).

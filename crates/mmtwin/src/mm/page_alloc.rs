@@ -68,14 +68,16 @@ pub struct Mm {
     /// the task on `congestion_wqh` until a freed request wakes it or the timeout passes, and
     /// credits the time slept to the caller.
     pub congestion_sleep: Option<(u64, super::vmscan::CongestionSite)>,
-    /// The wait for a free request the current task owes after its step: a writer whose
-    /// writeback found its device's request pool full sleeps in get_request_wait
-    /// (`Mm::may_get_request`). The engine puts the task on that exclusive queue unless it owes
-    /// a sleep as well (then it looks again after the sleep).
+    /// The wait for a free request the current task owes after its step: a writer whose bio
+    /// found its device's request pool used up sleeps in get_request_wait holding it
+    /// (`Mm::submit_bio_or_sleep`). The engine puts the task on that exclusive queue unless it
+    /// owes a sleep as well (then its bio is queued at once).
     pub rq_wait_owed: Option<usize>,
     /// Each task's block-layer io_context (by pid): its request batch after a wait for a
     /// request (`request_alloc = "batching"`).
     pub iocs: Vec<crate::block::IoContext>,
+    /// The bio each task (by pid) holds across get_request_wait (`submit_bio_or_sleep`).
+    pub held_bio: Vec<Option<crate::block::HeldBio>>,
     /// Set while a caller that can stop and retry after a sleep allocates
     /// (`alloc_pages_or_sleep`): the slow path then ends at its first congestion_wait.
     pub(crate) alloc_may_defer: bool,
@@ -105,8 +107,6 @@ pub struct Mm {
     /// Wait queues to wake, collected during an event (drained by the engine). An exclusive
     /// queue's wakeup wakes its longest waiter only.
     pub wakeups: Vec<usize>,
-    /// Wait queues to wake whole, exclusive or not.
-    pub wakeups_all: Vec<usize>,
     /// Single tasks to wake, each off the wait queue it sleeps on (wake_up_process of one
     /// waiter, as mutex_unlock wakes the first task on a mutex's wait list): (queue, task).
     pub task_wakeups: Vec<(usize, usize)>,

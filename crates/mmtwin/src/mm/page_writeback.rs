@@ -535,8 +535,8 @@ impl Mm {
             t.pages_written += written;
             t.wb_want = t.wb_want.saturating_sub(written);
             if blocked && t.wb_want > 0 {
+                // Asleep in get_request_wait holding a bio (`Mm::rq_wait_owed`).
                 t.wb_held = held;
-                self.rq_wait_owed = Some(self.sleep_for_request(dev));
                 return;
             }
             if let Some((ino, _)) = held {

@@ -154,7 +154,7 @@ impl Mm {
         self.mod_page_state(pfn, ZoneStat::NrWriteback, 1);
         self.events.count(VmStat::Pswpout, 1);
         self.cost_ns += self.costs.writeback_page_ns;
-        self.submit_bio(dev, Bio::new(Dir::Write, sector, pfn));
+        let _ = self.submit_bio_or_sleep(dev, Bio::new(Dir::Write, sector, pfn));
         true
     }
 

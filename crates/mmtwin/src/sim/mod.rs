@@ -625,6 +625,8 @@ impl Sim {
             return;
         }
         let timed_out = std::mem::take(&mut self.tasks[tid].timed_out);
+        // Back from get_request_wait: the bio the task slept holding gets its request.
+        self.mm.woken_for_request();
         // A task back from the allocator's wait continues that allocation at rebalance, in
         // this step only.
         self.mm.arm_alloc_rebalance(tid as u32);
@@ -637,14 +639,20 @@ impl Sim {
             self.tasks[tid].task.step(&mut cx)
         };
         self.mm.disarm_alloc_rebalance();
+        if self.mm.holds_granted_bio() {
+            self.mm.submit_held_bio();
+        }
         debug_assert!(self.mm.plug.is_none(), "{} ended a step with its block plug still open", self.tasks[tid].task.name());
         // A writer that found its device's requests used up sleeps in get_request_wait, unless
-        // it owes another sleep first: then it looks for a request again after that.
+        // it owes another sleep first.
         if let Some(wq) = self.mm.rq_wait_owed {
             if self.mm.owes_request_wait() && step.after == After::Continue {
                 step.after = After::Wait(wq);
             } else {
+                // It does not sleep for the request: the bio it held is queued now, one
+                // request early.
                 self.mm.request_sleep_cancelled(tid);
+                self.mm.submit_held_bio();
             }
             self.mm.rq_wait_owed = None;
         }
@@ -706,9 +714,6 @@ impl Sim {
     fn flush_mm_requests(&mut self, at: SimTime, waker: Option<usize>) {
         while let Some(wq) = self.mm.wakeups.pop() {
             self.wake_queue(wq, at, self.exclusive[wq]);
-        }
-        while let Some(wq) = self.mm.wakeups_all.pop() {
-            self.wake_queue(wq, at, false);
         }
         for (wq, tid) in std::mem::take(&mut self.mm.task_wakeups) {
             self.last_woken[wq] = Some(self.events_processed);
@@ -978,39 +983,6 @@ mod tests {
         let resumed: Vec<_> = l.iter().filter(|e| e.0 != "waker").skip(2).copied().collect();
         // (The waker's CPU is the flusher's, which runs first at boot: it starts at 1 µs.)
         assert_eq!(resumed, vec![("first", 1_001_000), ("second", 2_001_000)], "{l:?}");
-    }
-
-    #[test]
-    fn when_its_device_goes_idle_every_request_waiter_looks_again() {
-        // Two tasks wait for a request of a disk with one write in flight. Its completion
-        // leaves the disk idle: besides the exclusive wakeup of the first waiter, every waiter
-        // is woken, since nothing else will ever free a request for them.
-        struct Submitter;
-        impl Task for Submitter {
-            fn name(&self) -> &str {
-                "submitter"
-            }
-            fn step(&mut self, cx: &mut TaskCx) -> Step {
-                let dio = cx.mm.new_dio(usize::MAX);
-                cx.mm.dios[dio as usize - 1].remaining += 1;
-                let mut bio = crate::block::Bio::new(crate::block::Dir::Write, 0, 1_000);
-                bio.dio = dio;
-                cx.mm.submit_bio(0, bio);
-                run(0, After::Exit)
-            }
-        }
-        let mut s = sim();
-        let rq = s.mm.bdevs[0].rq_wait;
-        let log: Log = Rc::default();
-        s.spawn(Box::new(Submitter), 2);
-        for (name, cpu) in [("a", 0), ("b", 1)] {
-            let t = Scripted { name, plan: vec![run(1_000, After::Wait(rq)), run(1, After::Exit)], step: 0, wake: None, log: log.clone() };
-            s.spawn(Box::new(t), cpu);
-        }
-        s.run(&mut |_| {}).unwrap();
-        let l = log.borrow().clone();
-        assert_eq!(l.len(), 4, "both waiters ran again: {l:?}");
-        assert_eq!(l[2].1, l[3].1, "at the completion: {l:?}");
     }
 
     /// Calls congestion_wait(HZ/50) in its first step, logs when it runs again, exits.
