@@ -627,7 +627,7 @@ fn reclaim_2632_saves_small_scan_shares_until_they_make_a_batch() {
     mm.shrink_zone(zid, &mut sc);
     assert_eq!(sc.nr_scanned, share(12) + share(11) + share(10) + share(9));
 
-    // 3.0 (force_scan since 2.6.39): nothing is saved. Direct reclaim scans its share as it
+    // 3.0: nothing is saved. Direct reclaim scans its share as it
     // is, and kswapd scans a batch of a list whose share rounds to nothing (3,000 >> 12 = 0).
     let mut mm = boot("linux-3.0", 1, 1, "256M", "");
     cache_pages(&mut mm, 10_000, 0);
@@ -642,4 +642,41 @@ fn reclaim_2632_saves_small_scan_shares_until_they_make_a_batch() {
     let mut sc = sc_at(&mm, Reclaimer::Kswapd, 12);
     mm.shrink_zone(zid, &mut sc);
     assert_eq!(sc.nr_scanned, 32);
+}
+
+#[test]
+fn kswapd_of_3_0_force_scans_a_list_whose_share_is_nothing_only_in_a_small_zone_and_of_6_x_never() {
+    // 3,000 anonymous pages (no swap: anon is not scanned, but 3.0 counts it in the zone's
+    // size) and 30 inactive file pages, whose share rounds to nothing at priorities 6 and 12.
+    // 3.0 forces kswapd's batch only where the zone's lists together are small at the
+    // priority ((anon + file) >> priority < SWAP_CLUSTER_MAX): at 12 (3,030 >> 12 = 0), not
+    // at 6 (47). 3.1 (a4d3e9e76337) forces it at every priority.
+    let zid = ZoneType::Dma32 as usize;
+    for (policy, at_6) in [("", 0), ("policy = { scan_batch = \"force-scan\" }", 30)] {
+        let scanned = |priority: i32| {
+            let mut mm = boot("linux-3.0", 1, 1, "256M", policy);
+            let vma = mm.anon_vma_new(3_000);
+            for i in 0..3_000 {
+                mm.handle_anon_fault(vma, i, true, 0);
+            }
+            cache_pages(&mut mm, 30, 0);
+            assert_eq!(mm.lru_size(zid, LruList::InactiveFile), 30);
+            assert!(mm.lru_size(zid, LruList::ActiveAnon) + mm.lru_size(zid, LruList::InactiveAnon) >= 2_900);
+            let mut sc = ScanControl::new(Reclaimer::Kswapd, Gfp::GFP_KERNEL, 0, u64::MAX, mm.sysctl.swappiness);
+            sc.priority = priority;
+            mm.shrink_zone(zid, &mut sc);
+            sc.nr_scanned
+        };
+        assert_eq!(scanned(12), 30, "{policy:?}: a small zone at priority 12");
+        assert_eq!(scanned(6), at_6, "{policy:?}: the zone is not small at priority 6");
+    }
+    // 6.x (get_scan_count read from 6.12) has no force-scan: kswapd scans the share as it is.
+    let mut mm = boot("linux-6.x", 1, 1, "256M", "");
+    cache_pages(&mut mm, 30, 0);
+    let lv = 0; // node 0's lruvec
+    assert_eq!(mm.lru_size(lv, LruList::InactiveFile), 30);
+    let mut sc = ScanControl::new(Reclaimer::Kswapd, Gfp::GFP_KERNEL, 0, u64::MAX, mm.sysctl.swappiness);
+    sc.priority = 12;
+    mm.shrink_lruvec(lv, &mut sc);
+    assert_eq!(sc.nr_scanned, 0, "30 >> 12 rounds to nothing");
 }

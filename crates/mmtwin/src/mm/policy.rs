@@ -196,10 +196,19 @@ pub enum ScanBatch {
     /// of it is. On small lists a pass at DEF_PRIORITY scans nothing, so reclaim drops priority
     /// — below DEF_PRIORITY - 2 kswapd and direct reclaim take their congestion nap.
     SavedScan,
-    /// 2.6.39+ get_scan_count (the memcg small-target fix that removed nr_saved_scan): each
-    /// pass scans its share directly, and kswapd scans at least SWAP_CLUSTER_MAX of a list whose
-    /// share rounds to zero (force_scan).
+    /// 3.0 get_scan_count (246e87a93934, the memcg small-target fix that removed
+    /// nr_saved_scan): each pass scans its share directly; kswapd scans SWAP_CLUSTER_MAX, split
+    /// by the anon/file fraction, of a list whose share rounds to zero only in a zone whose
+    /// lists together are small at this priority ((anon + file) >> priority below
+    /// SWAP_CLUSTER_MAX, anon counted even without swap).
+    ForceScanSmallZone,
+    /// 3.1 get_scan_count (a4d3e9e76337): kswapd force-scans a list whose share rounds to zero
+    /// in any zone.
     ForceScan,
+    /// 6.x get_scan_count (read from 6.12): no force-scan; every reclaimer scans each list's
+    /// share as it is, nothing where it rounds to zero (only an offline memcg's lists are
+    /// scraped).
+    NoForceScan,
 }
 
 /// The reserve that protects high-order atomic allocations.
@@ -495,7 +504,7 @@ impl MmPolicy {
         reclaim_wait: ReclaimWait::WaitIffCongested,
         reclaim_drain: ReclaimDrain::AnyOrder,
         readahead_gfp: ReadaheadGfp::ColdNoretry,
-        scan_batch: ScanBatch::ForceScan,
+        scan_batch: ScanBatch::ForceScanSmallZone,
         lowmem_reserve: LowmemReserve::KeepEmpty,
         blk_plug: BlkPlugPolicy::TaskPlug,
         request_alloc: RequestAlloc::Batching,
@@ -547,7 +556,7 @@ impl MmPolicy {
         reclaim_wait: ReclaimWait::ReclaimThrottle,
         reclaim_drain: ReclaimDrain::AnyOrder,
         readahead_gfp: ReadaheadGfp::ColdNoretry,
-        scan_batch: ScanBatch::ForceScan,
+        scan_batch: ScanBatch::NoForceScan,
         lowmem_reserve: LowmemReserve::ClearEmpty,
         blk_plug: BlkPlugPolicy::MqPlug,
         request_alloc: RequestAlloc::Tags,

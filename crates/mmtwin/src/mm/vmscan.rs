@@ -699,8 +699,14 @@ impl Mm {
         } else {
             (fraction, denominator)
         };
-        // 2.6.39+: kswapd scans at least a batch at every priority (force_scan).
-        let force = sc.who == Reclaimer::Kswapd && !saved_scan;
+        // kswapd scans at least a batch of a list whose share rounds to zero (force_scan): in
+        // 3.0 only in a zone that is small at this priority, in 3.1 in every zone; 6.x never.
+        let force = sc.who == Reclaimer::Kswapd
+            && match self.policy.scan_batch {
+                ScanBatch::SavedScan | ScanBatch::NoForceScan => false,
+                ScanBatch::ForceScanSmallZone => (anon + file) >> sc.priority < SWAP_CLUSTER_MAX,
+                ScanBatch::ForceScan => true,
+            };
         let mut nr = [0u64; 4];
         for (i, lru) in [LruList::InactiveAnon, LruList::ActiveAnon, LruList::InactiveFile, LruList::ActiveFile].into_iter().enumerate() {
             let t = usize::from(lru.is_file());

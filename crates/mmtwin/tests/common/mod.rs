@@ -41,8 +41,6 @@ pub fn boot_fs(fs: &str) -> Mm {
     mm
 }
 
-/// Completes every request the devices have in flight or queued, in time order (2.6.32
-/// queues held by a plug are unplugged when their timer fires).
 /// The engine's part when the current task, asleep in get_request_wait, is woken: the wait is
 /// over and the bio it slept holding has its request (queued, or left open for its writer).
 pub fn woken_for_request(mm: &mut Mm) {
@@ -50,6 +48,8 @@ pub fn woken_for_request(mm: &mut Mm) {
     mm.woken_for_request();
 }
 
+/// Completes every request the devices have in flight or queued, in time order (2.6.32
+/// queues held by a plug are unplugged when their timer fires).
 pub fn run_io(mm: &mut Mm) {
     loop {
         let io = (0..mm.io_timers.len()).min_by_key(|&i| mm.io_timers[i]).map(|i| (mm.io_timers[i], i));
