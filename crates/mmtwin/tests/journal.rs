@@ -2,7 +2,7 @@
 //! data and metadata: one kernel behaviour each.
 
 mod common;
-use common::{boot_fs, run_io};
+use common::{boot_fs, boot_fs_disk, run_io, woken_for_request};
 use mmtwin::block::SECTORS_PER_PAGE;
 use mmtwin::fs::jbd::{Kjournald, BLOCKS_PER_GROUP, COMMIT_INTERVAL_NS, ITABLE_BLOCKS};
 use mmtwin::mm::mm_types::*;
@@ -183,4 +183,51 @@ fn a_commit_files_ordered_inodes_in_the_order_their_data_was_first_written() {
     // jbd walks t_sync_datalist in the order the buffers were written (jbd2 t_inode_list in
     // the order the inodes were filed), not by inode number.
     assert_eq!(mm.journals[0].running.inodes, vec![y, z]);
+}
+
+#[test]
+fn an_ext3_commit_sleeps_for_a_request_holding_one_data_page_and_then_fills_that_request() {
+    // journal_submit_data_buffers submits a buffer at a time, merged into requests in the
+    // commit's plug: with the pool used up, the thread sleeps in get_request_wait holding the
+    // first page of a request, and woken goes on filling it. Its requests come out as they do
+    // with a pool that never runs out.
+    let commit = |nr_requests: u32| {
+        let mut mm = boot_fs_disk("ext3", &format!("disk = {{ max_sectors_kb = 16, nr_requests = {nr_requests} }}"));
+        let (_, pfns) = write_file(&mut mm, 400);
+        let mut k = Kjournald::new(0, "kjournald".into());
+        let mut rng = Rng::new(1);
+        mm.now_ns = COMMIT_INTERVAL_NS;
+        let mut sleeps = 0;
+        for _ in 0..10_000 {
+            mm.woken_for_request();
+            let mut cx = TaskCx { now: mm.now_ns, cpu: 0, tid: 0, mm: &mut mm, rng: &mut rng, timed_out: false };
+            let after = k.step(&mut cx).after;
+            if mm.holds_granted_bio() {
+                mm.submit_held_bio();
+            }
+            if mm.rq_wait_owed.is_some() {
+                sleeps += 1;
+                let held = mm.held_bio[0].as_ref().expect("a held bio");
+                assert_eq!(held.bio.pages.len(), 1, "it holds one page");
+                assert_ne!(mm.pages[held.bio.pages[0] as usize].flags & PG_WRITEBACK, 0);
+                run_io(&mut mm);
+                woken_for_request(&mut mm);
+                continue;
+            }
+            match after {
+                After::Continue => {}
+                After::Wait(_) | After::WaitTimeout(..) if !mm.io_timers.is_empty() => run_io(&mut mm),
+                _ => break,
+            }
+        }
+        assert!(pfns.iter().all(|&p| mm.pages[p as usize].flags & (PG_DIRTY | PG_WRITEBACK) == 0));
+        let s = &mm.bdevs[0].stats;
+        assert_eq!((s.journal_commits, s.ordered_data_pages), (1, 400));
+        (sleeps, s.requests[1], s.sectors[1])
+    };
+    let (sleeps, requests, sectors) = commit(16);
+    assert!(sleeps >= 2, "{sleeps} sleeps for a request");
+    let (none, requests_big, sectors_big) = commit(1024);
+    assert_eq!(none, 0);
+    assert_eq!((requests, sectors), (requests_big, sectors_big));
 }

@@ -29,8 +29,13 @@ pub fn boot(profile: &str, nodes: usize, cpus: usize, mem: &str, extra_kernel: &
 /// A linux-3.0 machine of one 64M node with one CPU and file system `fs`, with what the engine
 /// sets up at start for a journal (the journal thread's I/O contexts).
 pub fn boot_fs(fs: &str) -> Mm {
+    boot_fs_disk(fs, "")
+}
+
+/// `boot_fs` with the machine's disk line `disk` (e.g. `disk = { nr_requests = 16 }`).
+pub fn boot_fs_disk(fs: &str, disk: &str) -> Mm {
     let text = format!(
-        "[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [{{ id = 0, cpus = 1, memory = \"64M\" }}]\nboot_reserved = \"1M\"\nfs = \"{fs}\"\n\
+        "[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [{{ id = 0, cpus = 1, memory = \"64M\" }}]\nboot_reserved = \"1M\"\nfs = \"{fs}\"\n{disk}\n\
          [[kernel]]\nname = \"k\"\nprofile = \"linux-3.0\"\n[workload]\ntype = \"anon-churn\"\n"
     );
     let mut mm = Mm::boot(&Scenario::parse(&text).unwrap_or_else(|e| panic!("{e}")).resolve().remove(0));
