@@ -140,6 +140,8 @@ impl Mm {
         self.submit_or_hold(dev, bio, true)
     }
 
+    /// `submit_bio_or_sleep`, the held bio marked `open` or not. A task that owes the wait
+    /// already (a second bio in the same step) queues at once.
     fn submit_or_hold(&mut self, dev: usize, bio: Bio, open: bool) -> bool {
         if self.rq_wait_owed.is_some() || self.bio_merges(dev, &bio) || self.may_get_request(dev, bio.dir) {
             self.submit_bio(dev, bio);

@@ -324,8 +324,8 @@ impl Mm {
     /// order, the next one last) that are still dirty, adjacent blocks in one bio, and notes
     /// every page under writeback in `waits`. Each buffer is submitted on its own and merged
     /// in the commit's plug, so the thread asks for a request at the first page of each bio;
-    /// if the pool is used up it sleeps holding that page (`submit_bio_or_sleep`). Returns
-    /// false if it did.
+    /// if the pool is used up it sleeps holding that page (`submit_first_page_or_sleep`).
+    /// Returns false if it did.
     fn jbd_submit_inode_data(&mut self, ino: Ino, indexes: &mut Vec<u32>, waits: &mut Vec<(Pfn, u32, u32)>) -> bool {
         let mapping = self.inode(ino).mapping;
         let dev = self.sbs[self.inode(ino).sb].dev;

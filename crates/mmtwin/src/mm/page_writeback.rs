@@ -500,9 +500,9 @@ impl Mm {
     /// the current step), and the task's next write or write fault continues the loop before it
     /// dirties anything (`balance_dirty_pages_resume`). A task whose own writeback
     /// (writeback_inodes_wb) found the device's requests used up sleeps in get_request_wait
-    /// instead (`Mm::rq_wait_owed`), holding its inode, and when it runs again goes on with
-    /// that writeback before anything else, as the kernel's writer returns to the loop only
-    /// once the call has written its pages.
+    /// instead (`Mm::rq_wait_owed`), holding its inode and a bio, and when it runs again goes
+    /// on with that writeback before anything else, as the kernel's writer returns to the loop
+    /// only once the call has written its pages.
     pub fn balance_dirty_pages(&mut self, t: &mut DirtyThrottle, dev: usize) {
         if self.policy.balance_dirty_pages == BalanceDirtyPages::IoLess {
             self.balance_dirty_pages_ioless(t, dev);
