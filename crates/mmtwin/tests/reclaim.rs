@@ -680,3 +680,58 @@ fn kswapd_of_3_0_force_scans_a_list_whose_share_is_nothing_only_in_a_small_zone_
     mm.shrink_lruvec(lv, &mut sc);
     assert_eq!(sc.nr_scanned, 0, "30 >> 12 rounds to nothing");
 }
+
+#[test]
+fn program_text_mapped_executable_is_activated_and_counted_rotated_at_its_first_look() {
+    // 64 pages of a file laid out on disk, read in through faults: mapped once, young. A
+    // mapped file page referenced once is kept on the inactive list at reclaim's first look;
+    // one mapped by a VM_EXEC mapping is activated, and put back as rotated (3.x
+    // page_check_references, putback_lru_pages), which is what moves get_scan_count's balance.
+    let zid = ZoneType::Dma32 as usize;
+    for exec in [false, true] {
+        let mut mm = boot("linux-3.0", 1, 1, "256M", "");
+        let ino = mm.create_file(0, 0).unwrap();
+        mm.lay_out_file(ino, 64);
+        let mut t = Default::default();
+        for i in 0..64 {
+            loop {
+                match mm.filemap_fault(ino, i, false, exec, 0, &mut t) {
+                    mmtwin::mm::filemap::PageIo::Done => break,
+                    mmtwin::mm::filemap::PageIo::Wait(_) => run_io(&mut mm),
+                    other => panic!("{other:?}"),
+                }
+            }
+        }
+        let mapping = mm.inode(ino).mapping;
+        let pfns: Vec<Pfn> = (0..64).map(|i| mm.find_get_page(mapping, i).unwrap()).collect();
+        assert!(pfns.iter().all(|&p| (mm.pages[p as usize].flags & PG_EXEC_MAPPED != 0) == exec));
+        assert_eq!(mm.lru_size(zid, LruList::InactiveFile), 64);
+        let rotated = mm.lruvecs[zid].reclaim_stat.recent_rotated[1];
+        let mut sc = ScanControl::new(Reclaimer::Kswapd, Gfp::GFP_KERNEL, 0, u64::MAX, mm.sysctl.swappiness);
+        sc.priority = 0;
+        mm.shrink_zone(zid, &mut sc);
+        let active = mm.lru_size(zid, LruList::ActiveFile);
+        let rotated = mm.lruvecs[zid].reclaim_stat.recent_rotated[1] - rotated;
+        if exec {
+            assert_eq!((active, rotated), (64, 64), "text is activated and counted rotated");
+        } else {
+            assert_eq!((active, rotated, mm.lru_size(zid, LruList::InactiveFile)), (0, 0, 64), "kept inactive, referenced");
+        }
+        // Unmapped, a page is no longer executable-mapped.
+        mm.try_to_unmap(pfns[0]);
+        assert_eq!(mm.pages[pfns[0] as usize].flags & (PG_MAPPED | PG_EXEC_MAPPED), 0);
+    }
+}
+
+#[test]
+fn the_systems_program_text_is_read_in_through_faults_at_boot() {
+    use mmtwin::config::scenario::Scenario;
+    // A 64M machine whose system maps 4M of program text; the run is a small anon-churn.
+    let text = scenario("linux-3.0", 1, 1, "64M", "", "")
+        .replace("boot_reserved = \"1M\"\n", "boot_reserved = \"1M\"\nsystem = { text = \"4M\", period = \"100ms\" }\n");
+    let cfg = Scenario::parse(&text).unwrap_or_else(|e| panic!("{e}")).resolve().remove(0);
+    let r = mmtwin::run::run_iteration(&cfg, 0, &mut |_| {}).unwrap();
+    let get = |n: &str| r.vmstat_delta.iter().filter(|(k, _)| *k == n).map(|(_, v)| *v).sum::<i64>();
+    assert!(get("pgpgin") >= 4096, "the text was read: {} KiB", get("pgpgin"));
+    assert!(get("pgmajfault") > 0);
+}

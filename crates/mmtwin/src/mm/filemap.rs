@@ -477,10 +477,11 @@ impl Mm {
     // ------------------------------------------------------------------------------------------
     // Shared file mappings.
 
-    /// A page fault on a shared file mapping (filemap_fault + __do_fault): finds the page or
-    /// reads around it (32 pages centred on the fault, until faults keep missing), maps it young,
-    /// and for a write dirties it and throttles the writer. Wait means retry after the I/O.
-    pub fn filemap_fault(&mut self, ino: Ino, index: u32, write: bool, cpu: usize, t: &mut DirtyThrottle) -> PageIo {
+    /// A page fault on a file mapping (filemap_fault + __do_fault): finds the page or reads
+    /// around it (32 pages centred on the fault, until faults keep missing), maps it young
+    /// (`exec`: by a VM_EXEC mapping, program text), and for a write dirties it and throttles
+    /// the writer. Wait means retry after the I/O.
+    pub fn filemap_fault(&mut self, ino: Ino, index: u32, write: bool, exec: bool, cpu: usize, t: &mut DirtyThrottle) -> PageIo {
         let mapping = self.inode(ino).mapping;
         // The previous write fault's balance_dirty_pages loop ends before this fault.
         if self.balance_dirty_pages_resume(t, ino, false) {
@@ -532,6 +533,9 @@ impl Mm {
             self.mod_page_state(pfn, ZoneStat::NrFileMapped, 1);
         }
         self.pages[pfn as usize].flags |= PG_YOUNG;
+        if exec {
+            self.pages[pfn as usize].flags |= PG_EXEC_MAPPED;
+        }
         if write {
             let sb = self.inode(ino).sb;
             if self.sbs[sb].fs_type.page_mkwrite_buffers(self.era) {
@@ -559,7 +563,7 @@ impl Mm {
         } else {
             self.mod_page_state(pfn, ZoneStat::NrFileMapped, -1);
         }
-        self.pages[pfn as usize].flags &= !(PG_MAPPED | PG_YOUNG);
+        self.pages[pfn as usize].flags &= !(PG_MAPPED | PG_YOUNG | PG_EXEC_MAPPED);
     }
 
     /// munmap / exit of a shared file mapping: every mapped page of the file is unmapped; a
@@ -577,7 +581,7 @@ impl Mm {
                 self.mark_page_accessed(pfn);
             }
             let p = &mut self.pages[pfn as usize];
-            p.flags &= !(PG_MAPPED | PG_YOUNG);
+            p.flags &= !(PG_MAPPED | PG_YOUNG | PG_EXEC_MAPPED);
             self.mod_page_state(pfn, ZoneStat::NrFileMapped, -1);
         }
     }

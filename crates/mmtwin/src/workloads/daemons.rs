@@ -8,6 +8,12 @@
 //! touches `working_set` of its pages, chosen at random, a `write_ratio` share of them as
 //! stores. It is a background task: the run ends when the benchmark's tasks have finished.
 //!
+//! Their program text (`text`: binaries and shared libraries) is a file laid out on disk at
+//! boot and read in through executable mappings (VM_EXEC). Each wakeup touches `working_set`
+//! of the text pages as well, reading back any that reclaim took. Reclaim gives referenced
+//! text pages another round on the active list and counts them rotated, which moves 3.x's
+//! anon/file balance (get_scan_count) towards the anonymous lists.
+//!
 //! The system also holds page cache when the benchmark starts (`page_cache`): the files it read
 //! while it booted and while the harness set the benchmark up (libraries, configuration,
 //! scripts, downloads). They are read more than once, so they sit on the active file list,
@@ -16,7 +22,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::size::{Bytes, Duration};
+use crate::fs::Ino;
+use crate::mm::filemap::PageIo;
 use crate::mm::memory::Fault;
+use crate::mm::page_writeback::DirtyThrottle;
 use crate::mm::PAGE_SIZE;
 use crate::sim::{After, Sim, Step, Task, TaskCx};
 
@@ -37,11 +46,15 @@ pub struct SystemSpec {
     /// Page cache the system holds at the start (0: none), on the node of `cpu`.
     #[serde(skip_serializing_if = "Bytes::is_zero")]
     pub page_cache: Bytes,
+    /// Program text the processes map executable (0: none): read in at boot and touched with
+    /// the working set.
+    #[serde(skip_serializing_if = "Bytes::is_zero")]
+    pub text: Bytes,
 }
 
 impl Default for SystemSpec {
     fn default() -> Self {
-        SystemSpec { anon: Bytes(0), period: Duration(1_000_000_000), working_set: 0.05, write_ratio: 0.25, cpu: 0, page_cache: Bytes(0) }
+        SystemSpec { anon: Bytes(0), period: Duration(1_000_000_000), working_set: 0.05, write_ratio: 0.25, cpu: 0, page_cache: Bytes(0), text: Bytes(0) }
     }
 }
 
@@ -54,11 +67,14 @@ impl SystemSpec {
         if !(0.0..=1.0).contains(&self.write_ratio) {
             return Err(("write_ratio".into(), format!("is a share of the touches, between 0 and 1, not {}", self.write_ratio)));
         }
-        if self.anon.0 > 0 && self.period.0 == 0 {
+        if (self.anon.0 > 0 || self.text.0 > 0) && self.period.0 == 0 {
             return Err(("period".into(), "must be longer than 0".into()));
         }
         if self.anon.0 >= 1 << 40 {
             return Err(("anon".into(), format!("{} bytes is more than the 1T a region can hold", self.anon.0)));
+        }
+        if self.text.0 >= 1 << 40 {
+            return Err(("text".into(), format!("{} bytes is more than the 1T a file can hold here", self.text.0)));
         }
         Ok(())
     }
@@ -70,18 +86,54 @@ const STEP_PAGES: u32 = 64;
 const USER_NS_PER_TOUCH: u64 = 20;
 
 enum Phase {
-    /// Faulting everything in at boot.
+    /// Faulting everything in at boot: the anonymous pages, then the text.
     Populate { next: u32 },
-    /// Touching `left` more random pages of this wakeup; `pending` is a page to retry after
-    /// its swap read.
-    Touch { left: u32, pending: Option<(u32, bool)>, wake_at: u64 },
+    PopulateText { next: u32 },
+    /// Touching `left` more random anonymous pages and then `left_text` text pages of this
+    /// wakeup; `pending` is a page to retry after its I/O (text: true).
+    Touch { left: u32, left_text: u32, pending: Option<(u32, bool, bool)>, wake_at: u64 },
 }
 
 struct Daemons {
     vma: u32,
     pages: u32,
+    /// The text file and its pages.
+    text: Ino,
+    text_pages: u32,
+    /// Never used: text faults are reads.
+    throttle: DirtyThrottle,
     spec: SystemSpec,
     phase: Phase,
+}
+
+/// What one touch came to.
+enum Touched {
+    Done,
+    Wait(usize),
+    Later,
+}
+
+impl Daemons {
+    /// Touches anonymous page `index` (a store if `write`) or text page `index`.
+    fn touch(&mut self, cx: &mut TaskCx, index: u32, write: bool, text: bool) -> Touched {
+        if text {
+            return match cx.mm.filemap_fault(self.text, index, false, true, cx.cpu, &mut self.throttle) {
+                PageIo::Done => Touched::Done,
+                PageIo::Wait(wq) => Touched::Wait(wq),
+                PageIo::NoMem | PageIo::Retry => Touched::Later,
+            };
+        }
+        match cx.mm.handle_anon_fault(self.vma, index, write, cx.cpu) {
+            Fault::Done { .. } => Touched::Done,
+            Fault::Wait(wq) => Touched::Wait(wq),
+            Fault::Oom => Touched::Later,
+        }
+    }
+
+    fn next_wakeup(&self, from: u64) -> Phase {
+        let share = |n: u32| (f64::from(n) * self.spec.working_set).round() as u32;
+        Phase::Touch { left: share(self.pages), left_text: share(self.text_pages), pending: None, wake_at: from + self.spec.period.0 }
+    }
 }
 
 impl Task for Daemons {
@@ -94,65 +146,68 @@ impl Task for Daemons {
     }
 
     fn step(&mut self, cx: &mut TaskCx) -> Step {
-        let cpu = cx.cpu;
         match self.phase {
-            Phase::Populate { next } => {
-                let end = (next + STEP_PAGES).min(self.pages);
+            Phase::Populate { next } | Phase::PopulateText { next } => {
+                let text = matches!(self.phase, Phase::PopulateText { .. });
+                let total = if text { self.text_pages } else { self.pages };
+                let end = (next + STEP_PAGES).min(total);
                 let mut i = next;
                 while i < end {
-                    match cx.mm.handle_anon_fault(self.vma, i, true, cpu) {
-                        Fault::Done { .. } => i += 1,
-                        Fault::Wait(wq) => {
-                            self.phase = Phase::Populate { next: i };
+                    let phase = |i| if text { Phase::PopulateText { next: i } } else { Phase::Populate { next: i } };
+                    match self.touch(cx, i, !text, text) {
+                        Touched::Done => i += 1,
+                        Touched::Wait(wq) => {
+                            self.phase = phase(i);
                             return Step { user_ns: 0, system_ns: 0, after: After::Wait(wq) };
                         }
-                        Fault::Oom => {
-                            self.phase = Phase::Populate { next: i };
+                        Touched::Later => {
+                            self.phase = phase(i);
                             return Step { user_ns: 0, system_ns: 0, after: After::Sleep(10_000_000) };
                         }
                     }
                 }
-                self.phase = if end == self.pages { self.next_wakeup(cx.now) } else { Phase::Populate { next: end } };
+                self.phase = match (end == total, text) {
+                    (false, false) => Phase::Populate { next: end },
+                    (false, true) => Phase::PopulateText { next: end },
+                    (true, false) if self.text_pages > 0 => Phase::PopulateText { next: 0 },
+                    (true, _) => self.next_wakeup(cx.now),
+                };
                 Step { user_ns: u64::from(end - next) * USER_NS_PER_TOUCH, system_ns: 0, after: After::Continue }
             }
-            Phase::Touch { left, pending, wake_at } => {
+            Phase::Touch { left, left_text, pending, wake_at } => {
                 if cx.now < wake_at {
                     return Step { user_ns: 0, system_ns: 0, after: After::SleepExact(wake_at - cx.now) };
                 }
-                let mut left = left;
-                let mut pending = pending;
+                let (mut left, mut left_text, mut pending) = (left, left_text, pending);
                 let mut done = 0u64;
-                while left > 0 && done < u64::from(STEP_PAGES) {
-                    let (index, write) = pending.take().unwrap_or_else(|| {
-                        let i = cx.rng.below(u64::from(self.pages)) as u32;
-                        (i, cx.rng.unit() < self.spec.write_ratio)
+                while left + left_text > 0 && done < u64::from(STEP_PAGES) {
+                    let (index, write, text) = pending.take().unwrap_or_else(|| {
+                        if left > 0 {
+                            (cx.rng.below(u64::from(self.pages)) as u32, cx.rng.unit() < self.spec.write_ratio, false)
+                        } else {
+                            (cx.rng.below(u64::from(self.text_pages)) as u32, false, true)
+                        }
                     });
-                    match cx.mm.handle_anon_fault(self.vma, index, write, cpu) {
-                        Fault::Done { .. } => {
-                            left -= 1;
+                    let after = match self.touch(cx, index, write, text) {
+                        Touched::Done => {
+                            if text {
+                                left_text -= 1;
+                            } else {
+                                left -= 1;
+                            }
                             done += 1;
+                            continue;
                         }
-                        Fault::Wait(wq) => {
-                            self.phase = Phase::Touch { left, pending: Some((index, write)), wake_at };
-                            return Step { user_ns: done * USER_NS_PER_TOUCH, system_ns: 0, after: After::Wait(wq) };
-                        }
-                        Fault::Oom => {
-                            self.phase = Phase::Touch { left, pending: Some((index, write)), wake_at };
-                            return Step { user_ns: done * USER_NS_PER_TOUCH, system_ns: 0, after: After::Sleep(10_000_000) };
-                        }
-                    }
+                        Touched::Wait(wq) => After::Wait(wq),
+                        Touched::Later => After::Sleep(10_000_000),
+                    };
+                    self.phase = Phase::Touch { left, left_text, pending: Some((index, write, text)), wake_at };
+                    return Step { user_ns: done * USER_NS_PER_TOUCH, system_ns: 0, after };
                 }
-                self.phase = if left == 0 { self.next_wakeup(wake_at.max(cx.now)) } else { Phase::Touch { left, pending, wake_at } };
+                self.phase = if left + left_text == 0 { self.next_wakeup(wake_at.max(cx.now)) } else { Phase::Touch { left, left_text, pending, wake_at } };
                 Step { user_ns: done * USER_NS_PER_TOUCH, system_ns: 0, after: After::Continue }
             }
         }
-    }
-}
-
-impl Daemons {
-    fn next_wakeup(&self, from: u64) -> Phase {
-        let left = (f64::from(self.pages) * self.spec.working_set).round() as u32;
-        Phase::Touch { left, pending: None, wake_at: from + self.spec.period.0 }
     }
 }
 
@@ -161,9 +216,19 @@ impl Daemons {
 pub fn start(spec: &SystemSpec, sim: &mut Sim) {
     sim.mm.system_page_cache(spec.page_cache.0 / PAGE_SIZE, spec.cpu);
     let pages = (spec.anon.0 / PAGE_SIZE) as u32;
-    if pages == 0 {
+    let text_pages = (spec.text.0 / PAGE_SIZE) as u32;
+    if pages == 0 && text_pages == 0 {
         return;
     }
-    let vma = sim.mm.anon_vma_new(pages);
-    sim.spawn(Box::new(Daemons { vma, pages, spec: spec.clone(), phase: Phase::Populate { next: 0 } }), spec.cpu);
+    let vma = if pages > 0 { sim.mm.anon_vma_new(pages) } else { 0 };
+    let text = if text_pages > 0 {
+        let ino = sim.mm.create_file(0, spec.cpu).expect("the root file system has room for the system's text");
+        sim.mm.lay_out_file(ino, u64::from(text_pages));
+        ino
+    } else {
+        0
+    };
+    let phase = if pages > 0 { Phase::Populate { next: 0 } } else { Phase::PopulateText { next: 0 } };
+    let d = Daemons { vma, pages, text, text_pages, throttle: DirtyThrottle::default(), spec: spec.clone(), phase };
+    sim.spawn(Box::new(d), spec.cpu);
 }

@@ -96,7 +96,7 @@ impl Task for Writer {
                 let start = next;
                 let stop = page_loop(cx, &mut next, self.pages, STEP_PAGES, |cx, index| {
                     let cpu = cx.cpu;
-                    cx.mm.filemap_fault(ino, index, true, cpu, throttle)
+                    cx.mm.filemap_fault(ino, index, true, false, cpu, throttle)
                 });
                 let user = u64::from(next - start) * USER_NS_PER_PAGE;
                 self.phase = Phase::Write { next };
