@@ -106,11 +106,24 @@ struct Daemons {
     phase: Phase,
 }
 
-/// What one touch came to.
+/// What one touch came to: done; wait on a queue for its I/O; the task slept inside the fault
+/// (it owes the sleep; try again after it); no memory (try again in 10 ms).
 enum Touched {
     Done,
     Wait(usize),
+    Again,
     Later,
+}
+
+impl Touched {
+    /// How a step that stops at this touch ends.
+    fn after(self) -> After {
+        match self {
+            Touched::Done | Touched::Again => After::Continue,
+            Touched::Wait(wq) => After::Wait(wq),
+            Touched::Later => After::Sleep(10_000_000),
+        }
+    }
 }
 
 impl Daemons {
@@ -120,7 +133,8 @@ impl Daemons {
             return match cx.mm.filemap_fault(self.text, index, false, true, cx.cpu, &mut self.throttle) {
                 PageIo::Done => Touched::Done,
                 PageIo::Wait(wq) => Touched::Wait(wq),
-                PageIo::NoMem | PageIo::Retry => Touched::Later,
+                PageIo::Retry => Touched::Again,
+                PageIo::NoMem => Touched::Later,
             };
         }
         match cx.mm.handle_anon_fault(self.vma, index, write, cx.cpu) {
@@ -156,13 +170,9 @@ impl Task for Daemons {
                     let phase = |i| if text { Phase::PopulateText { next: i } } else { Phase::Populate { next: i } };
                     match self.touch(cx, i, !text, text) {
                         Touched::Done => i += 1,
-                        Touched::Wait(wq) => {
+                        stop => {
                             self.phase = phase(i);
-                            return Step { user_ns: 0, system_ns: 0, after: After::Wait(wq) };
-                        }
-                        Touched::Later => {
-                            self.phase = phase(i);
-                            return Step { user_ns: 0, system_ns: 0, after: After::Sleep(10_000_000) };
+                            return Step { user_ns: 0, system_ns: 0, after: stop.after() };
                         }
                     }
                 }
@@ -188,7 +198,7 @@ impl Task for Daemons {
                             (cx.rng.below(u64::from(self.text_pages)) as u32, false, true)
                         }
                     });
-                    let after = match self.touch(cx, index, write, text) {
+                    let stop = match self.touch(cx, index, write, text) {
                         Touched::Done => {
                             if text {
                                 left_text -= 1;
@@ -198,11 +208,10 @@ impl Task for Daemons {
                             done += 1;
                             continue;
                         }
-                        Touched::Wait(wq) => After::Wait(wq),
-                        Touched::Later => After::Sleep(10_000_000),
+                        stop => stop,
                     };
                     self.phase = Phase::Touch { left, left_text, pending: Some((index, write, text)), wake_at };
-                    return Step { user_ns: done * USER_NS_PER_TOUCH, system_ns: 0, after };
+                    return Step { user_ns: done * USER_NS_PER_TOUCH, system_ns: 0, after: stop.after() };
                 }
                 self.phase = if left + left_text == 0 { self.next_wakeup(wake_at.max(cx.now)) } else { Phase::Touch { left, left_text, pending, wake_at } };
                 Step { user_ns: done * USER_NS_PER_TOUCH, system_ns: 0, after: After::Continue }
