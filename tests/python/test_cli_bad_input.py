@@ -32,6 +32,7 @@ CASES = [
     ("bad size", lambda s: s.replace('"64M"', '"64Q"'), ["machine.nodes", "K, M, G, T"]),
     ("toml syntax", lambda s: s + "\n[[kernel\n", ["TOML syntax error"]),
     ("duplicate kernel names", lambda s: s.replace('name = "new-6.x"', 'name = "old-3.0"'), ["kernel[1].name", "two kernels"]),
+    ("system text without a period", lambda s: s.replace('memory = "64M" }]', 'memory = "64M" }]\nsystem = { text = "4M", period = "0s" }'), ["machine.system.period", "longer than 0"]),
 ]
 
 
