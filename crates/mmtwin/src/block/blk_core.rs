@@ -292,12 +292,14 @@ impl Mm {
         self.bdevs[dev].rq_wait
     }
 
-    /// Task `pid` did not sleep for the request after all (it owed another sleep first, after
-    /// which it looks again as any task would).
-    pub fn request_sleep_cancelled(&mut self, pid: usize) {
-        if let Some(ioc) = self.iocs.get_mut(pid) {
+    /// The current task does not sleep for the request after all (it owed another sleep
+    /// first): it is no batcher when it looks again, and the bio it held is queued now, one
+    /// request early.
+    pub fn request_sleep_cancelled(&mut self) {
+        if let Some(ioc) = self.iocs.get_mut(self.sched.current_pid as usize) {
             ioc.slept = false;
         }
+        self.submit_held_bio();
     }
 
     /// get_request's bookkeeping once a bio of direction `d` has been queued on `dev`, whose

@@ -649,10 +649,7 @@ impl Sim {
             if self.mm.owes_request_wait() && step.after == After::Continue {
                 step.after = After::Wait(wq);
             } else {
-                // It does not sleep for the request: the bio it held is queued now, one
-                // request early.
-                self.mm.request_sleep_cancelled(tid);
-                self.mm.submit_held_bio();
+                self.mm.request_sleep_cancelled();
             }
             self.mm.rq_wait_owed = None;
         }
