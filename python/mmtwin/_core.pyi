@@ -15,9 +15,11 @@ def resolve_scenario(text: str, iterations: Optional[int] = None) -> dict[str, A
     """Parse and validate scenario text.
 
     Returns ``{"name", "iterations", "twin_bytes", "benchmarks": [{"name", "benchmark",
-    "kernels": [{"name", "profile", "toml", "sha256"}]}]}``: one entry per workload in scenario
-    order, with its results name (``"anonchurn"``, ``"anonchurn-2"`` for a repeat, …), its
-    MMTests benchmark name and one resolved configuration per kernel, in scenario order. A
+    "iterations", "kernels": [{"name", "profile", "toml", "sha256"}]}]}``: one entry per workload
+    in scenario order, with its results name (``"anonchurn"``, ``"anonchurn-2"`` for a repeat,
+    …), its MMTests benchmark name, its iterations (its own ``iterations`` or the scenario's)
+    and one resolved configuration per kernel, in scenario order. ``iterations``, if given,
+    replaces the scenario's count and every workload's. A
     scenario with exactly one workload also has ``"benchmark"`` and ``"kernels"`` (that
     workload's) at the top level.
     """

@@ -107,21 +107,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     html_path = html_output(args.html)
     if args.jobs is not None and args.jobs < 1:
         fail(f"--jobs must be at least 1, not {args.jobs}")
-    iterations = resolved["iterations"]
     benchmarks = resolved["benchmarks"]
-    # Every (benchmark, kernel, iteration) is one work item of the same pool.
-    work = [(b, k, i) for b in benchmarks for k in b["kernels"] for i in range(iterations)]
+    # Every (benchmark, kernel, iteration) is one work item of the same pool; a workload may run
+    # its own number of iterations.
+    work = [(b, k, i) for b in benchmarks for k in b["kernels"] for i in range(b["iterations"])]
     jobs = min(len(work), args.jobs or os.cpu_count() or 1)
     check_fits(args.scenario, resolved, jobs)
     runs: dict[str, dict[str, list[dict[str, Any]]]] = {
-        b["name"]: {k["name"]: [None] * iterations for k in b["kernels"]} for b in benchmarks  # type: ignore[misc]
+        b["name"]: {k["name"]: [None] * b["iterations"] for k in b["kernels"]} for b in benchmarks  # type: ignore[misc]
     }
     started = time.monotonic()
     progress = make_progress(args.quiet)
     with progress:
         # One bar per benchmark × kernel; each running iteration adds its fraction done.
         bars = {
-            (b["name"], k["name"]): progress.add_task(f"{b['name']} {k['name']}", total=float(iterations))
+            (b["name"], k["name"]): progress.add_task(f"{b['name']} {k['name']}", total=float(b["iterations"]))
             for b in benchmarks
             for k in b["kernels"]
         }
@@ -257,9 +257,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     _, resolved = resolve(args.scenario)
-    benchmarks = ", ".join(b["name"] for b in resolved["benchmarks"])
+    counts = {b["iterations"] for b in resolved["benchmarks"]}
+    if len(counts) == 1:
+        benchmarks = ", ".join(b["name"] for b in resolved["benchmarks"])
+        runs = f"{counts.pop()} iteration(s)"
+    else:
+        benchmarks = ", ".join(f"{b['name']} ×{b['iterations']}" for b in resolved["benchmarks"])
+        runs = "iterations per benchmark"
     names = ", ".join(k["name"] for k in resolved["benchmarks"][0]["kernels"])
-    print(f"{args.scenario}: ok ({benchmarks}; kernels {names}; {resolved['iterations']} iteration(s))")
+    print(f"{args.scenario}: ok ({benchmarks}; kernels {names}; {runs})")
     return 0
 
 
@@ -399,7 +405,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("scenario", metavar="SCENARIO")
     r.add_argument("-o", "--output", metavar="DIR", help="results folder (default results/<scenario name>)")
     r.add_argument("--force", action="store_true", help="replace an existing results folder")
-    r.add_argument("--iterations", type=int, help="override [scenario] iterations")
+    r.add_argument("--iterations", type=int, help="override [scenario] iterations and every workload's own")
     r.add_argument("-j", "--jobs", type=int, help="iterations run at once, over all benchmarks and kernels (default: CPUs)")
     r.add_argument("--format", choices=["current", "2011"], default="current", help="report layout")
     r.add_argument("--json", action="store_true", help="print the tables as JSON")

@@ -45,6 +45,7 @@ MULTI_CASES = [
     ("unknown workload in array", lambda s: s.replace('type = "anon-churn"\nduration = "300ms"', 'type = "kernbench"'), ["workload[1].type", "kernbench", "anon-churn"]),
     ("unknown key in array", lambda s: s.replace('duration = "300ms"', 'duraton = "300ms"'), ["workload[1]", "unknown field `duraton`", "duration"]),
     ("bad value in array", lambda s: s.replace('duration = "300ms"', 'duration = "0s"'), ["workload[1].duration", "longer than 0"]),
+    ("no iterations in array", lambda s: s.replace('duration = "300ms"', 'duration = "300ms"\niterations = 0'), ["workload[1]", "at least 1"]),
     ("workload not a table", lambda s: "workload = 5\n" + SMALL.replace(WORKLOAD_TABLE, ""), ["workload:", "[workload] table", "[[workload]]"]),
 ]
 CASES += [(what, lambda s, edit=edit: edit(TWO), fragments) for what, edit, fragments in MULTI_CASES]

@@ -87,6 +87,22 @@ def test_check_lists_the_benchmarks(cli, two_scenario):
     assert "(anonchurn, anonchurn-2; kernels old-3.0, new-6.x; 3 iteration(s))" in r.out
 
 
+def test_a_workload_runs_its_own_iterations(tmp_path, cli, two_scenario):
+    """`iterations` in a workload's table runs that workload so many times and the others the
+    scenario's count; `--iterations` replaces both."""
+    own = tmp_path / "own.toml"
+    own.write_text(two_scenario.read_text().replace('duration = "300ms"', 'duration = "300ms"\niterations = 2').replace("iterations = 3", "iterations = 1"))
+    r = cli("check", own)
+    assert r.code == 0, r.err
+    assert "(anonchurn ×1, anonchurn-2 ×2; kernels old-3.0, new-6.x; iterations per benchmark)" in r.out
+    assert cli("run", own, "-o", tmp_path / "a", "-q").code == 0
+    assert cli("run", own, "-o", tmp_path / "b", "-q", "--iterations", "1").code == 0
+    for k in KERNELS:
+        runs = {b: len(json.loads((tmp_path / "a" / b / k / "summary.json").read_text())["iterations"]) for b in BENCHES}
+        assert runs == {"anonchurn": 1, "anonchurn-2": 2}
+        assert len(json.loads((tmp_path / "b" / "anonchurn-2" / k / "summary.json").read_text())["iterations"]) == 1
+
+
 def test_compare_refuses_to_mix_layouts(tmp_path, cli, two_scenario, small_scenario):
     multi, single = tmp_path / "m", tmp_path / "s"
     assert cli("run", two_scenario, "-o", multi, "-q", "--iterations", "1").code == 0

@@ -31,7 +31,7 @@ fn resolve_scenario<'py>(py: Python<'py>, text: &str, iterations: Option<u32>) -
         if n == 0 {
             return Err(scenario_error(ConfigError::new("scenario.iterations", "must be at least 1")));
         }
-        s.scenario.iterations = n;
+        s.set_iterations(n);
     }
     let out = PyDict::new(py);
     let benchmarks = PyList::empty(py);
@@ -52,6 +52,7 @@ fn resolve_scenario<'py>(py: Python<'py>, text: &str, iterations: Option<u32>) -
         b.set_item("name", &cfgs[0].results_name)?;
         b.set_item("benchmark", w.benchmark())?;
         b.set_item("kernels", &kernels)?;
+        b.set_item("iterations", cfgs[0].scenario.iterations)?;
         if single {
             out.set_item("benchmark", w.benchmark())?;
             out.set_item("kernels", kernels)?;

@@ -23,6 +23,8 @@ pub struct ScenarioMeta {
     /// The seed of iteration 0; iteration i uses a seed derived from (seed, i).
     #[serde(default = "one")]
     pub seed: u64,
+    /// Runs of each workload and kernel; in a resolved `RunConfig`, that workload's own count
+    /// (`WorkloadEntry::iterations`) if it has one.
     #[serde(default = "one_u32")]
     pub iterations: u32,
 }
@@ -87,19 +89,91 @@ impl Default for Sampling {
     }
 }
 
+/// One workload as written: its definition, and how many iterations it runs when that is not
+/// the scenario's count (an MMTests config gives each benchmark its own count: fs_mark's loops
+/// are its samples within one run, a copy benchmark needs runs of its own).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkloadEntry {
+    pub spec: WorkloadSpec,
+    /// `iterations` in the workload's table; `[scenario] iterations` if absent.
+    pub iterations: Option<u32>,
+}
+
+impl Serialize for WorkloadEntry {
+    fn serialize<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Out<'a> {
+            #[serde(skip_serializing_if = "Option::is_none")]
+            iterations: Option<u32>,
+            #[serde(flatten)]
+            spec: &'a WorkloadSpec,
+        }
+        Out { iterations: self.iterations, spec: &self.spec }.serialize(ser)
+    }
+}
+
+/// A workload table with its `iterations` key taken out, the rest read as the workload's
+/// definition: the other keys pass through as they come, so an error still names its entry.
+struct TakeIterations<'a, A> {
+    map: A,
+    iterations: &'a mut Option<u32>,
+}
+
+impl<'de, A: serde::de::MapAccess<'de>> serde::de::MapAccess<'de> for TakeIterations<'_, A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: serde::de::DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, A::Error> {
+        use serde::de::IntoDeserializer;
+        loop {
+            let Some(key) = self.map.next_key::<String>()? else { return Ok(None) };
+            if key == "iterations" {
+                let n: u32 = self.map.next_value()?;
+                if n == 0 {
+                    return Err(serde::de::Error::custom("iterations must be at least 1"));
+                }
+                *self.iterations = Some(n);
+                continue;
+            }
+            return seed.deserialize(key.into_deserializer()).map(Some);
+        }
+    }
+
+    fn next_value_seed<V: serde::de::DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        self.map.next_value_seed(seed)
+    }
+}
+
+impl<'de> Deserialize<'de> for WorkloadEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = WorkloadEntry;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a workload table")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<WorkloadEntry, A::Error> {
+                let mut iterations = None;
+                let spec = WorkloadSpec::deserialize(serde::de::value::MapAccessDeserializer::new(TakeIterations { map, iterations: &mut iterations }))?;
+                Ok(WorkloadEntry { spec, iterations })
+            }
+        }
+        de.deserialize_map(V)
+    }
+}
+
 /// The scenario's benchmarks: one `[workload]` table, or an array of `[[workload]]` tables that
 /// run one after another like the tests of an MMTests config.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum Workloads {
     /// `[workload]`.
-    One(WorkloadSpec),
+    One(WorkloadEntry),
     /// `[[workload]]` entries, in scenario order.
-    Many(Vec<WorkloadSpec>),
+    Many(Vec<WorkloadEntry>),
 }
 
 impl Workloads {
-    pub fn as_slice(&self) -> &[WorkloadSpec] {
+    pub fn as_slice(&self) -> &[WorkloadEntry] {
         match self {
             Workloads::One(w) => std::slice::from_ref(w),
             Workloads::Many(ws) => ws,
@@ -126,7 +200,7 @@ impl<'de> Deserialize<'de> for Workloads {
                 f.write_str("a [workload] table or an array of [[workload]] tables")
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Workloads, A::Error> {
-                WorkloadSpec::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Workloads::One)
+                WorkloadEntry::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Workloads::One)
             }
             fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Workloads, A::Error> {
                 Vec::deserialize(serde::de::value::SeqAccessDeserializer::new(seq)).map(Workloads::Many)
@@ -277,7 +351,7 @@ impl Scenario {
             })?;
             for (i, w) in self.workloads().iter().enumerate() {
                 // A workload reports keys as "workload.<field>"; name the array entry instead.
-                w.validate(&layout).map_err(|e| match e.key.strip_prefix("workload") {
+                w.spec.validate(&layout).map_err(|e| match e.key.strip_prefix("workload") {
                     Some(rest) => ConfigError::new(format!("{}{rest}", self.workload.key(i)), e.message),
                     None => e,
                 })?;
@@ -312,8 +386,18 @@ impl Scenario {
     }
 
     /// The workloads in scenario order (one for a `[workload]` table).
-    pub fn workloads(&self) -> &[WorkloadSpec] {
+    pub fn workloads(&self) -> &[WorkloadEntry] {
         self.workload.as_slice()
+    }
+
+    /// Runs every workload `n` times (`--iterations`): the scenario's count and each
+    /// workload's own.
+    pub fn set_iterations(&mut self, n: u32) {
+        self.scenario.iterations = n;
+        match &mut self.workload {
+            Workloads::One(w) => w.iterations = None,
+            Workloads::Many(ws) => ws.iter_mut().for_each(|w| w.iterations = None),
+        }
     }
 
     /// The results name of each group (machine variant × workload), in order: the benchmark
@@ -323,7 +407,7 @@ impl Scenario {
         let mut names: Vec<String> = Vec::new();
         for (suffix, _) in self.machine_variants() {
             for w in self.workloads() {
-                let base = format!("{}{suffix}", w.benchmark());
+                let base = format!("{}{suffix}", w.spec.benchmark());
                 let mut name = base.clone();
                 let mut n = 1;
                 while names.contains(&name) {
@@ -353,18 +437,20 @@ impl Scenario {
             let layout = machine.layout().expect("validated");
             for w in self.workloads() {
                 let name = names.next().expect("one name per group");
-                out.push(self.resolve_workload(&machine, w.resolved(&layout), name));
+                let iterations = w.iterations.unwrap_or(self.scenario.iterations);
+                out.push(self.resolve_workload(&machine, w.spec.resolved(&layout), iterations, name));
             }
         }
         out
     }
 
-    fn resolve_workload(&self, machine: &MachineSpec, workload: WorkloadSpec, results_name: String) -> Vec<RunConfig> {
+    /// One configuration per kernel of `workload`, run `iterations` times.
+    fn resolve_workload(&self, machine: &MachineSpec, workload: WorkloadSpec, iterations: u32, results_name: String) -> Vec<RunConfig> {
         self.kernels
             .iter()
             .map(|k| RunConfig {
                 results_name: results_name.clone(),
-                scenario: self.scenario.clone(),
+                scenario: ScenarioMeta { iterations, ..self.scenario.clone() },
                 machine: machine.clone(),
                 kernel: ResolvedKernel {
                     name: k.name.clone(),
@@ -517,6 +603,29 @@ type = "anon-churn"
     fn repeated_benchmarks_are_numbered_in_scenario_order() {
         let s = Scenario::parse(&with_workloads(&["\"anon-churn\""; 3])).unwrap();
         assert_eq!(s.results_names(), vec!["anonchurn", "anonchurn-2", "anonchurn-3"]);
+    }
+
+    #[test]
+    fn a_workload_runs_its_own_iterations_and_an_override_replaces_every_count() {
+        let plain = Scenario::parse(&with_workloads(&["\"anon-churn\"", "\"anon-churn\""])).unwrap().resolve_by_workload();
+        let mut s = Scenario::parse(&with_workloads(&["\"anon-churn\"", "\"anon-churn\"\niterations = 3"])).unwrap();
+        let by = s.resolve_by_workload();
+        // The first workload keeps the scenario's count and resolves as without the key.
+        assert_eq!(by[0], plain[0]);
+        assert_eq!(by[0][0].scenario.iterations, 1);
+        assert_eq!(by[1][0].scenario.iterations, 3);
+        assert_eq!(by[1][0].workload, plain[1][0].workload);
+        for c in by.concat() {
+            assert_eq!(RunConfig::parse(&c.to_toml()).unwrap(), c);
+        }
+        s.set_iterations(2);
+        assert!(s.resolve().iter().all(|c| c.scenario.iterations == 2));
+        // A single [workload] table takes the key too.
+        let one = Scenario::parse(&MINIMAL.replace("type = \"anon-churn\"", "type = \"anon-churn\"\niterations = 4")).unwrap();
+        assert_eq!(one.resolve()[0].scenario.iterations, 4);
+        let e = Scenario::parse(&with_workloads(&["\"anon-churn\"", "\"anon-churn\"\niterations = 0"])).unwrap_err();
+        assert_eq!(e.key, "workload[1]");
+        assert!(e.message.contains("at least 1"), "{e}");
     }
 
     #[test]
