@@ -7,7 +7,7 @@ scans); both patches hand part of the scanning to kswapd, and under the mapped w
 share of direct scans falls below vanilla's; largedd's dd phase is faster with the patches because the source file
 stays cached (fewer page-ins). What does not hold (documented in EXPERIMENTS.md): fs_mark
 Files/s and the mapped writer's time. The model's disk is busy the whole run in every kernel,
-so they are set by how many seeks the writes cost, and that varies by 5-7% from run to run
+so they are set by how many seeks the writes cost, and that varies by 5-15% from run to run
 with the commits' timing; the variants' differences are smaller. The scenario runs three
 iterations so that the comparisons are of means (session 46: the mapped writer's write phase
 46.56 s in vanilla against 47.03 and 46.78 s). At this size fs_mark also loses with the
@@ -16,9 +16,9 @@ balances it and meets the writers' newest pages still dirty, and each page it wr
 seek (27,540 writes by reclaim in three runs, all from that zone; vanilla never wakes kswapd
 under fs_mark). At 4G per node and more, DMA's lowmem reserve exceeds the zone and no page
 cache lands there; the full scenario, at 2G per node, writes 0.1% of fs_mark's pages so
-(27,493), this one 0.4%. The seed's gains
-(+26% Files/s as MMTests prints it, 15% sooner) are asserted at a fifth of their size as
-expected failures (strict: they report when they start to hold). fs_mark's Files/s sums the
+(27,493), this one 0.4%. The seed's gains (+26% Files/s as MMTests prints it, 15% sooner) are
+asserted at a fifth of their size as expected failures (strict: they report when they start
+to hold). fs_mark's Files/s sums the
 workers' own rates: the seed's means are 1.40-1.86 times its files per loop time, so most of
 its gain is its workers drawing further apart with the patches, where the twin's finish
 together ("fsmark Loop (mmtwin)" table; EXPERIMENTS.md, session 43).
