@@ -134,6 +134,31 @@ impl FreeSpace {
         self.total_free -= 1;
     }
 
+    /// Takes the first free block in [from, to), if any: `first_free` and `take` with one
+    /// search of the extents (the extent holding it is the one `first_free` finds).
+    pub fn take_first_free(&mut self, from: u64, to: u64) -> Option<u64> {
+        if from >= to {
+            return None;
+        }
+        let (&e, start) = self.extents.range_mut(from + 1..).next()?;
+        let s = *start;
+        let b = s.max(from);
+        if b >= to {
+            return None;
+        }
+        if b + 1 < e {
+            *start = b + 1;
+        } else {
+            self.extents.remove(&e);
+        }
+        if b > s {
+            self.extents.insert(b, s);
+        }
+        self.group_free[(b / BLOCKS_PER_GROUP) as usize] -= 1;
+        self.total_free -= 1;
+        Some(b)
+    }
+
     /// The first free block in [from, to), if any.
     pub fn first_free(&self, from: u64, to: u64) -> Option<u64> {
         if from >= to {
@@ -190,12 +215,12 @@ impl Mm {
         let goal_group = goal / BLOCKS_PER_GROUP;
         let windows = matches!(s.fs_type, FsType::Ext2 | FsType::Ext3) && ino.is_some();
         if !windows {
+            let blocks = s.blocks;
             for k in 0..=ngroups {
                 let g = (goal_group + k) % ngroups;
                 let from = if k == 0 { goal } else { g * BLOCKS_PER_GROUP };
-                let to = if k == ngroups { goal } else { ((g + 1) * BLOCKS_PER_GROUP).min(s.blocks) };
-                if let Some(b) = s.free.first_free(from, to) {
-                    self.sbs[sb].free.take(b);
+                let to = if k == ngroups { goal } else { ((g + 1) * BLOCKS_PER_GROUP).min(blocks) };
+                if let Some(b) = self.sbs[sb].free.take_first_free(from, to) {
                     return Some(b);
                 }
             }
@@ -236,9 +261,7 @@ impl Mm {
             None => (gs, ge),
         };
         let from = goal.filter(|&b| b >= lo && b < hi).unwrap_or(lo);
-        let b = s.free.first_free(from, hi)?;
-        self.sbs[sb].free.take(b);
-        Some(b)
+        self.sbs[sb].free.take_first_free(from, hi)
     }
 
     /// ext3_try_to_allocate_with_rsv: allocates in the file's window, placing a new window
