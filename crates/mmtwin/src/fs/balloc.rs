@@ -118,24 +118,12 @@ impl FreeSpace {
 
     /// Takes free block `b` (the caller found it free).
     pub fn take(&mut self, b: u64) {
-        let (&e, start) = self.extents.range_mut(b + 1..).next().expect("a free block");
-        let s = *start;
-        debug_assert!(s <= b, "block {b} is not free");
-        if b + 1 < e {
-            // The part above `b` keeps the key; the part below, if any, is a new extent.
-            *start = b + 1;
-        } else {
-            self.extents.remove(&e);
-        }
-        if b > s {
-            self.extents.insert(b, s);
-        }
-        self.group_free[(b / BLOCKS_PER_GROUP) as usize] -= 1;
-        self.total_free -= 1;
+        let taken = self.take_first_free(b, b + 1);
+        assert_eq!(taken, Some(b), "block {b} is not free");
     }
 
-    /// Takes the first free block in [from, to), if any: `first_free` and `take` with one
-    /// search of the extents (the extent holding it is the one `first_free` finds).
+    /// Takes the first free block in [from, to), if any (the block `first_free` finds), with
+    /// one search of the free extents.
     pub fn take_first_free(&mut self, from: u64, to: u64) -> Option<u64> {
         if from >= to {
             return None;
@@ -147,6 +135,7 @@ impl FreeSpace {
             return None;
         }
         if b + 1 < e {
+            // The part above `b` keeps the key; the part below, if any, is a new extent.
             *start = b + 1;
         } else {
             self.extents.remove(&e);
