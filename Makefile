@@ -29,7 +29,7 @@ test-python: build
 test: test-rust test-python
 
 bench:
-	cargo bench -p mmtwin --bench page_alloc
+	cargo bench -p mmtwin --bench page_alloc --bench vmscan
 
 clean:
 	rm -rf $(VENV) target results
