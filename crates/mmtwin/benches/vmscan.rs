@@ -9,7 +9,8 @@
 //! would. Simulated time advances by what each iteration was charged, so zone_reclaim's lock
 //! (ZONE_RECLAIM_LOCKED, held for the reclaim's CPU time) has always run out at the next call.
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use mmtwin::config::scenario::{RunConfig, Scenario};
 use mmtwin::mm::gfp::Gfp;
 use mmtwin::mm::mm_types::PG_UPTODATE;
@@ -61,6 +62,22 @@ fn scanned(mm: &Mm) -> u64 {
 
 const PAGES: u64 = 16_384;
 
+/// Benchmarks reading `PAGES` clean pages through the full machine `mm` (simulated time moves
+/// on by what they were charged), then prints how many pages reclaim scanned per page read.
+fn bench_clean_reads(g: &mut BenchmarkGroup<'_, WallTime>, group: &str, name: &str, mm: &mut Mm, r: &mut Reader) {
+    g.bench_function(name, |b| {
+        b.iter(|| {
+            r.read(mm, PAGES, 0, 0);
+            let c = mm.take_cost();
+            mm.now_ns += c;
+            c
+        })
+    });
+    let s0 = scanned(mm);
+    r.read(mm, PAGES, 0, 0);
+    eprintln!("{group}/{name}: {:.2} pages scanned a page read", (scanned(mm) - s0) as f64 / PAGES as f64);
+}
+
 /// Clean page cache on a full 1G node: every page read costs a page reclaimed by direct
 /// reclaim (3.0: per zone, 6.x: per node), scanned once from the inactive tail.
 fn direct_reclaim_clean_cache(c: &mut Criterion) {
@@ -71,17 +88,7 @@ fn direct_reclaim_clean_cache(c: &mut Criterion) {
         let mut r = Reader::new(&mut mm);
         let managed: u64 = mm.zones.iter().map(|z| z.managed_pages).sum();
         r.read(&mut mm, managed + PAGES, 0, 0);
-        g.bench_function(profile, |b| {
-            b.iter(|| {
-                r.read(&mut mm, PAGES, 0, 0);
-                let c = mm.take_cost();
-                mm.now_ns += c;
-                c
-            })
-        });
-        let s0 = scanned(&mm);
-        r.read(&mut mm, PAGES, 0, 0);
-        eprintln!("reclaim_clean_cache/{profile}: {:.2} pages scanned a page read", (scanned(&mm) - s0) as f64 / PAGES as f64);
+        bench_clean_reads(&mut g, "reclaim_clean_cache", profile, &mut mm, &mut r);
     }
     g.finish();
 }
@@ -99,17 +106,7 @@ fn zone_reclaim_mostly_dirty(c: &mut Criterion) {
     let mut r = Reader::new(&mut mm);
     let node0: u64 = mm.zones.iter().filter(|z| z.node == 0).map(|z| z.managed_pages).sum();
     r.read(&mut mm, node0 + PAGES, 0, 10);
-    g.bench_function("linux-3.0", |b| {
-        b.iter(|| {
-            r.read(&mut mm, PAGES, 0, 0);
-            let c = mm.take_cost();
-            mm.now_ns += c;
-            c
-        })
-    });
-    let s0 = scanned(&mm);
-    r.read(&mut mm, PAGES, 0, 0);
-    eprintln!("zone_reclaim_mostly_dirty: {:.2} pages scanned a page read", (scanned(&mm) - s0) as f64 / PAGES as f64);
+    bench_clean_reads(&mut g, "zone_reclaim_mostly_dirty", "linux-3.0", &mut mm, &mut r);
     g.finish();
 }
 
