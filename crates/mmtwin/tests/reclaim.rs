@@ -735,3 +735,55 @@ fn the_systems_program_text_is_read_in_through_faults_at_boot() {
     assert!(get("pgpgin") >= 4096, "the text was read: {} KiB", get("pgpgin"));
     assert!(get("pgmajfault") > 0);
 }
+
+#[test]
+fn zone_reclaims_pages_wait_on_the_per_cpu_list_so_the_zone_is_marked_full_and_zlcfirst_then_skips_it() {
+    // Two distant 1G nodes (zone_reclaim_mode 1), clean page cache read from CPU 0 until node
+    // 0's DMA32 falls below its low mark. The allocation that finds it there runs zone_reclaim,
+    // which frees a batch of clean pages cold onto CPU 0's per-cpu list (free_page_list →
+    // free_hot_cold_page): below `high`, so NR_FREE_PAGES does not see them, the watermark
+    // check after the reclaim fails, and the walk marks the zone full ("did we reclaim
+    // enough") and takes its page from another zone. The next allocation: 3.0-rc6 sets the
+    // cache up only after the first zone, so it reclaims again; cd38b115d5ad (zlcfirst)
+    // checks the cache first and skips the zone without scanning.
+    let dma32 = zid(0, ZoneType::Dma32);
+    for (zlc, rescans) in [("vanilla", true), ("zlcfirst", false)] {
+        let mut cfg = config("linux-3.0", 2, 1, "1G", &format!("policy = {{ zonelist_cache = \"{zlc}\" }}"));
+        cfg.machine.distance = vec![vec![10, 30], vec![30, 10]];
+        let mut mm = Mm::boot(&cfg);
+        assert_eq!(mm.sysctl.zone_reclaim_mode, Some(1));
+        // The cache was zapped just now, so the marks below last.
+        mm.now_ns = 5_000_000_000;
+        mm.nodes[0].zlc.last_full_zap_ns = mm.now_ns;
+        let ino = mm.create_file(0, 0).unwrap();
+        let mapping = mm.inode(ino).mapping;
+        let read = |mm: &mut Mm, i: u32| {
+            let pfn = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
+            mm.add_to_page_cache_lru(pfn, mapping, i, Gfp::GFP_KERNEL, 0);
+            mm.pages[pfn as usize].flags |= PG_UPTODATE;
+            pfn
+        };
+        let mut i = 0;
+        let (free0, pcp0) = loop {
+            let before = (mm.zones[dma32].nr_free_pages_vmstat(), mm.zones[dma32].pcp[0].count);
+            let pfn = read(&mut mm, i);
+            i += 1;
+            if mm.events.get(VmStat::PgscanDirectDma32) > 0 {
+                assert_ne!(mm.page_zone(pfn), dma32, "{zlc}: the page came from another zone");
+                break before;
+            }
+            assert_eq!(mm.page_zone(pfn), dma32);
+        };
+        let stolen = mm.events.get(VmStat::PgstealDma32);
+        assert!(stolen >= 32, "{zlc}: zone_reclaim freed a batch ({stolen})");
+        let pcp = &mm.zones[dma32].pcp[0];
+        assert!(pcp.count >= pcp0 + stolen as u32 && pcp.count <= pcp.high, "{zlc}: the batch waits on CPU 0's list, below high");
+        assert_eq!(mm.zones[dma32].nr_free_pages_vmstat(), free0, "{zlc}: NR_FREE_PAGES did not see it");
+        assert!(mm.nodes[0].zlc.fullzones[0], "{zlc}: DMA32 marked full after the reclaim");
+        let scanned = mm.events.get(VmStat::PgscanDirectDma32);
+        let pfn = read(&mut mm, i);
+        assert_ne!(mm.page_zone(pfn), dma32);
+        assert_eq!(mm.events.get(VmStat::PgscanDirectDma32) > scanned, rescans, "{zlc}: the next allocation reclaims again");
+        mmtwin::testing::checkers::check_all(&mm).unwrap();
+    }
+}
