@@ -787,3 +787,36 @@ fn zone_reclaims_pages_wait_on_the_per_cpu_list_so_the_zone_is_marked_full_and_z
         mmtwin::testing::checkers::check_all(&mm).unwrap();
     }
 }
+
+#[test]
+fn up_to_3_1_an_inode_pruned_of_its_page_cache_takes_a_second_count_as_it_is_met_again_referenced() {
+    // 3.0's prune_icache invalidates the clean pages of an unused inode at the LRU tail; the
+    // iput after it sets I_REFERENCED and leaves the inode where it is (it is on the LRU
+    // already), so the next count meets the same inode, referenced, and moves it to the head.
+    // Asked for two, the prune empties one inode and leaves the next one alone.
+    let mut mm = unused_files("linux-3.0", 0);
+    let files: Vec<_> = (0..3).map(|_| cache_pages(&mut mm, 4, 0).0).collect();
+    for &ino in &files {
+        mm.close_file(ino);
+    }
+    let sc = ScanControl::new(Reclaimer::Direct, Gfp::GFP_KERNEL, 0, 32, 60);
+    // The dentries go first (each a second chance, then freed), which puts the inodes on the
+    // inode LRU, referenced; one pass over them clears the flags.
+    while !mm.sbs[0].dentry_lru.is_empty() {
+        mm.shrinker_scan(0, 3, &sc);
+    }
+    mm.shrinker_scan(1, 3, &sc);
+    assert_eq!(mm.sbs[0].inode_lru.len(), 3);
+    assert_eq!(mm.events.get(VmStat::Pginodesteal), 0);
+    let tail = *mm.sbs[0].inode_lru.values().next().unwrap();
+    mm.shrinker_scan(1, 2, &sc);
+    assert_eq!(mm.events.get(VmStat::Pginodesteal), 4, "one inode's pages, not two");
+    let cached: Vec<u64> = files.iter().map(|&i| mm.mapping(mm.inode(i).mapping).nrpages()).collect();
+    assert_eq!(cached.iter().filter(|&&n| n == 0).count(), 1);
+    assert_eq!(mm.mapping(mm.inode(tail).mapping).nrpages(), 0, "the tail inode was the one emptied");
+    assert_eq!(*mm.sbs[0].inode_lru.values().last().unwrap(), tail, "and it went to the head");
+    assert_eq!(mm.inode(tail).state & mmtwin::fs::I_REFERENCED, 0, "its second meeting cleared the flag");
+    // The next pass empties the other two (two counts each) and then frees it.
+    mm.shrinker_scan(1, 5, &sc);
+    assert!(!mm.sbs[0].inode_lru.values().any(|&i| i == tail));
+}

@@ -148,7 +148,9 @@ impl Mm {
             if n == 0 {
                 continue;
             }
-            let share = if count >= unused { n } else { (count * n).div_ceil(unused) };
+            // With one file system its share is the whole count: the kernel's loop may meet an
+            // inode it rotated again, and one it invalidated twice in a row.
+            let share = (count * n).div_ceil(unused);
             self.prune_icache_sb(s, share);
         }
     }
@@ -189,8 +191,8 @@ impl Mm {
     /// prune_icache_sb: looks at `count` inodes from the LRU tail (3.1's prune_icache_sb is
     /// asked for one more than its share, 3.0's prune_icache for its count). In-use or dirty inodes
     /// leave the LRU; referenced ones get a second chance; ones with page cache have their
-    /// clean pages invalidated (counted as inode steals) and stay until a later pass finds them
-    /// empty; empty ones are evicted.
+    /// clean pages invalidated (counted as inode steals), are met again at once as referenced
+    /// (a second count) and stay until a later pass finds them empty; empty ones are evicted.
     fn prune_icache_sb(&mut self, s: usize, count: u64) {
         let cpu = self.reclaim_cpu;
         let mut reap = 0u64;
@@ -213,11 +215,20 @@ impl Mm {
             let mapping = i.mapping;
             if self.mapping(mapping).nrpages() > 0 {
                 reap += self.invalidate_mapping_pages(mapping, cpu);
-                // The iput after invalidating marks it referenced again and leaves it on the
-                // LRU; only an inode left with no pages is freed by a later pass.
+                // The iput after invalidating marks it referenced again and leaves it where it
+                // is, at the tail (inode_lru_list_add adds only an inode that is off the LRU).
+                // The prune then goes on only if it is also the head, i.e. alone on the LRU,
+                // and frees it if nothing is left in it (can_unuse). Otherwise the next count
+                // meets it again at the tail, referenced, and moves it to the head: an inode
+                // with page cache uses two counts of the scan (3.0 prune_icache, 3.1
+                // prune_icache_sb).
                 self.inode_mut(ino).state |= I_REFERENCED;
-                self.rotate_inode_lru(s, key, ino);
-                continue;
+                let alone = self.sbs[s].inode_lru.len() == 1;
+                if !(alone && self.mapping(mapping).nrpages() == 0) {
+                    cursor = key;
+                    continue;
+                }
+                self.inode_mut(ino).state &= !I_REFERENCED;
             }
             self.sbs[s].inode_lru.remove(&key);
             self.inode_mut(ino).lru_key = None;
