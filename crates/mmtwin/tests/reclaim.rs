@@ -314,7 +314,8 @@ fn up_to_3_0_the_global_cache_shrinkers_work_in_batches_of_128_and_wind_up() {
 
 #[test]
 fn the_superblock_shrinker_prunes_dentries_then_inodes_and_counts_inode_steals() {
-    let mut mm = boot("linux-6.x", 1, 1, "64M", "");
+    // 3.1–5.15: the per-superblock shrinker, and inodes with page cache on the inode LRU.
+    let mut mm = boot("linux-6.x", 1, 1, "64M", "policy = { inode_lru = \"invalidate-cached\" }");
     // Enough unused objects for the superblock shrinker's batch of 1024.
     for _ in 0..3000 {
         let (ino, _) = cache_pages(&mut mm, 1, 0);
@@ -819,4 +820,47 @@ fn up_to_3_1_an_inode_pruned_of_its_page_cache_takes_a_second_count_as_it_is_met
     // The next pass empties the other two (two counts each) and then frees it.
     mm.shrinker_scan(1, 5, &sc);
     assert!(!mm.sbs[0].inode_lru.values().any(|&i| i == tail));
+}
+
+#[test]
+fn from_5_16_an_unused_inode_with_page_cache_stays_off_the_inode_lru_until_its_last_page_goes() {
+    // 6.x: the last iput of an inode that still has page cache does not put it on the LRU
+    // (mapping_shrinkable); reclaim takes its pages through the page LRUs, and the deletion of
+    // the last one puts the inode on the LRU, not referenced, where the next prune frees it.
+    // No page is ever an inode steal.
+    let mut mm = unused_files("linux-6.x", 0);
+    let files: Vec<_> = (0..3).map(|_| cache_pages(&mut mm, 4, 0)).collect();
+    for (ino, _) in &files {
+        mm.close_file(*ino);
+    }
+    let sc = ScanControl::new(Reclaimer::Direct, Gfp::GFP_KERNEL, 0, 32, 60);
+    for _ in 0..4 {
+        mm.shrinker_scan(0, 100, &sc);
+    }
+    assert!(mm.sbs[0].dentry_lru.is_empty(), "the dentries are gone");
+    assert!(mm.sbs[0].inode_lru.is_empty(), "inodes with page cache stay off the LRU");
+    // Reclaim frees one file's pages (__remove_mapping).
+    let (ino, pfns) = &files[0];
+    for &pfn in pfns {
+        mm.del_page_from_lru_list(pfn);
+        mm.delete_from_page_cache(pfn, 0);
+        mm.free_pages(pfn, 0, 0);
+    }
+    assert_eq!(mm.sbs[0].inode_lru.values().copied().collect::<Vec<_>>(), vec![*ino], "its last page put it on the LRU");
+    assert_eq!(mm.inode(*ino).state & mmtwin::fs::I_REFERENCED, 0, "not referenced");
+    mm.shrinker_scan(0, 100, &sc);
+    assert!(mm.sbs[0].inode_lru.is_empty(), "the next prune frees it");
+    assert!(mm.inodes.get(*ino as usize).and_then(|i| i.as_ref()).is_none());
+    assert_eq!(mm.events.get(VmStat::Pginodesteal), 0);
+    // The 3.x form for comparison: the same files sit on the LRU and their pages are stolen.
+    let mut old = unused_files("linux-3.0", 0);
+    let files: Vec<_> = (0..3).map(|_| cache_pages(&mut old, 4, 0).0).collect();
+    for &ino in &files {
+        old.close_file(ino);
+    }
+    for _ in 0..4 {
+        old.shrinker_scan(0, 100, &sc);
+        old.shrinker_scan(1, 100, &sc);
+    }
+    assert_eq!(old.events.get(VmStat::Pginodesteal), 12);
 }

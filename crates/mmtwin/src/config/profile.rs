@@ -85,6 +85,7 @@ pub struct PolicyOverrides {
     pub blk_plug: Option<BlkPlugPolicy>,
     pub request_alloc: Option<RequestAlloc>,
     pub shrinker: Option<ShrinkerPolicy>,
+    pub inode_lru: Option<InodeLru>,
     pub slab_high_order: Option<SlabHighOrder>,
     pub dirty_ratelimit: Option<DirtyRatelimit>,
     pub balance_dirty_pages: Option<BalanceDirtyPages>,
@@ -104,7 +105,7 @@ impl PolicyOverrides {
         }
         set!(watermark_setup, watermark_check, fallback, pcp, cold_refill, zonelist, atomic_reserve,
              zonelist_cache, lru_owner, page_count_basis, reclaim_writeback, dirty_placement, reclaim_wait,
-             reclaim_drain, readahead_gfp, scan_batch, lowmem_reserve, blk_plug, request_alloc, shrinker, slab_high_order, dirty_ratelimit, balance_dirty_pages, writeback_chunk, vmstat_threshold, writeout_fraction, kswapd_sleep, merge_tail_heuristic);
+             reclaim_drain, readahead_gfp, scan_batch, lowmem_reserve, blk_plug, request_alloc, shrinker, inode_lru, slab_high_order, dirty_ratelimit, balance_dirty_pages, writeback_chunk, vmstat_threshold, writeout_fraction, kswapd_sleep, merge_tail_heuristic);
         p
     }
 }

@@ -10,7 +10,7 @@
 use super::{Ino, I_DIRTY_PAGES, I_REFERENCED, I_SYNC};
 use crate::mm::mm_types::*;
 use crate::mm::page_alloc::Mm;
-use crate::mm::policy::ShrinkerPolicy;
+use crate::mm::policy::{InodeLru, ShrinkerPolicy};
 use crate::mm::vmscan::ScanControl;
 use crate::mm::vmstat::VmStat;
 
@@ -38,12 +38,39 @@ impl Mm {
         if i.state & (I_DIRTY_PAGES | I_SYNC) != 0 {
             return;
         }
+        let referenced = match self.policy.inode_lru {
+            InodeLru::InvalidateCached => true,
+            // __inode_add_lru: not while the inode has page cache (mapping_shrinkable).
+            InodeLru::CachedOffLru if self.mapping(i.mapping).nrpages() > 0 => return,
+            InodeLru::CachedOffLru => false,
+        };
         let sb = i.sb;
         let key = self.sbs[sb].next_key();
         let i = self.inode_mut(ino);
-        i.state |= I_REFERENCED;
+        if referenced {
+            i.state |= I_REFERENCED;
+        }
         i.lru_key = Some(key);
         self.sbs[sb].inode_lru.insert(key, ino);
+    }
+
+    /// inode_add_lru (5.16+, `InodeLru::CachedOffLru`): the last page of a file left the page
+    /// cache (filemap_remove_folio, __remove_mapping, delete_from_page_cache_batch); an unused,
+    /// clean inode now goes on its superblock's LRU, not referenced. Shadow entries, which in
+    /// the kernel keep the mapping from counting as empty until the shadow shrinker frees
+    /// them, are not modelled.
+    pub fn inode_add_lru(&mut self, ino: Ino) {
+        if self.policy.inode_lru != InodeLru::CachedOffLru {
+            return;
+        }
+        let Some(i) = self.inodes.get(ino as usize).and_then(|i| i.as_ref()) else { return };
+        if i.i_count > 0 || i.nlink == 0 || i.lru_key.is_some() || i.state & (I_DIRTY_PAGES | I_SYNC) != 0 {
+            return;
+        }
+        if self.sbs[i.sb].bdev_ino == Some(ino) || self.mapping(i.mapping).nrpages() > 0 {
+            return;
+        }
+        self.iput_final_check(ino);
     }
 
     /// Number of shrinkers: 3.1+ one per superblock (prune_super); up to 3.0 the two global
@@ -202,7 +229,10 @@ impl Mm {
             cursor = key + 1;
             self.cost_ns += self.costs.slab_object_scan_ns;
             let i = self.inode(ino);
-            if i.i_count > 0 || i.state & !I_REFERENCED != 0 {
+            // 5.16+ takes an inode that has page cache off the LRU here too (mapping_shrinkable);
+            // the deletion of its last page puts it back (inode_add_lru).
+            let cached_off = self.policy.inode_lru == InodeLru::CachedOffLru && self.mapping(i.mapping).nrpages() > 0;
+            if i.i_count > 0 || i.state & !I_REFERENCED != 0 || cached_off {
                 self.sbs[s].inode_lru.remove(&key);
                 self.inode_mut(ino).lru_key = None;
                 continue;

@@ -696,6 +696,11 @@ impl Mm {
         self.cost_ns += self.costs.page_cache_op_ns;
         let p = &mut self.pages[pfn as usize];
         p.flags &= !(PG_UPTODATE | PG_READAHEAD | PG_REFERENCED | PG_ACTIVE);
+        // 5.16+: the file's last page gone, its unused inode may go on the inode LRU.
+        if self.mappings[mapping as usize - 1].nrpages == 0 {
+            let host = self.mappings[mapping as usize - 1].host;
+            self.inode_add_lru(host as crate::fs::Ino);
+        }
     }
 
     /// Tags the page at `pfn` in its file's tree (radix_tree_tag_set).

@@ -312,6 +312,23 @@ pub enum ShrinkerPolicy {
     PerSuperblock,
 }
 
+/// What an unused inode's page cache does to its place on the inode LRU (fs/inode.c).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InodeLru {
+    /// 2.6.x–5.15 (read from 3.1): the last iput puts the inode on the LRU, referenced, pages
+    /// or not; the prune invalidates the clean pages of one it meets (inode steals) and, since
+    /// the iput after that leaves it at the tail referenced, meets it again at once and moves
+    /// it to the head (a second count).
+    InvalidateCached,
+    /// 5.16+ (read from 6.12, 51b8c1fe250d "vfs: keep inodes with page cache off the inode
+    /// shrinker LRU"): an inode with page cache is not put on the LRU, and one met there with
+    /// pages is taken off it (on a machine without highmem); the deletion of its last page
+    /// from the cache puts it on (inode_add_lru). A newly added inode is not referenced
+    /// (list_lru, 3.12+). Its pages go only through the page LRUs: no inode steals.
+    CachedOffLru,
+}
+
 /// Whether SLUB's first, high-order try at a new slab may reclaim (allocate_slab).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -473,6 +490,7 @@ pub struct MmPolicy {
     pub blk_plug: BlkPlugPolicy,
     pub request_alloc: RequestAlloc,
     pub shrinker: ShrinkerPolicy,
+    pub inode_lru: InodeLru,
     pub slab_high_order: SlabHighOrder,
     pub dirty_ratelimit: DirtyRatelimit,
     pub balance_dirty_pages: BalanceDirtyPages,
@@ -509,6 +527,7 @@ impl MmPolicy {
         blk_plug: BlkPlugPolicy::TaskPlug,
         request_alloc: RequestAlloc::Batching,
         shrinker: ShrinkerPolicy::GlobalCaches,
+        inode_lru: InodeLru::InvalidateCached,
         slab_high_order: SlabHighOrder::MayReclaim,
         dirty_ratelimit: DirtyRatelimit::PerCpu,
         balance_dirty_pages: BalanceDirtyPages::IoFull,
@@ -561,6 +580,7 @@ impl MmPolicy {
         blk_plug: BlkPlugPolicy::MqPlug,
         request_alloc: RequestAlloc::Tags,
         shrinker: ShrinkerPolicy::PerSuperblock,
+        inode_lru: InodeLru::CachedOffLru,
         slab_high_order: SlabHighOrder::NoReclaim,
         dirty_ratelimit: DirtyRatelimit::PerTask,
         balance_dirty_pages: BalanceDirtyPages::IoLess,
