@@ -316,10 +316,11 @@ pub enum ShrinkerPolicy {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum InodeLru {
-    /// 2.6.x–5.15 (read from 3.1): the last iput puts the inode on the LRU, referenced, pages
-    /// or not; the prune invalidates the clean pages of one it meets (inode steals) and, since
-    /// the iput after that leaves it at the tail referenced, meets it again at once and moves
-    /// it to the head (a second count).
+    /// 2.6.x–5.15 (read from 3.1): the last iput puts the inode on the LRU, pages or not
+    /// (referenced, as until 3.11; from 3.12's list_lru a new entry is not, which this policy
+    /// does not model); the prune invalidates the clean pages of one it meets (inode steals)
+    /// and, since the iput after that leaves it at the tail referenced, meets it again at once
+    /// and moves it to the head (a second count).
     InvalidateCached,
     /// 5.16+ (read from 6.12, 51b8c1fe250d "vfs: keep inodes with page cache off the inode
     /// shrinker LRU"): an inode with page cache is not put on the LRU, and one met there with
