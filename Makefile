@@ -19,9 +19,11 @@ build: $(STAMP)
 demo: build
 	$(VENV)/bin/mmtwin run scenarios/examples/anon-churn.toml -o results/anon-churn --force --html results/anon-churn.html
 
-# Debug builds run the invariant checkers after every simulated event.
+# Debug builds run the invariant checkers after every simulated event. The benchmarks and
+# examples are only type-checked here (make bench runs the benchmarks).
 test-rust:
 	cargo test -p mmtwin
+	cargo check -p mmtwin --benches --examples
 
 test-python: build
 	$(PY) -m pytest -q
