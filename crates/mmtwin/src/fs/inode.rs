@@ -63,14 +63,13 @@ impl Mm {
         if self.policy.inode_lru != InodeLru::CachedOffLru {
             return;
         }
-        let Some(i) = self.inodes.get(ino as usize).and_then(|i| i.as_ref()) else { return };
-        if i.i_count > 0 || i.nlink == 0 || i.lru_key.is_some() || i.state & (I_DIRTY_PAGES | I_SYNC) != 0 {
-            return;
+        // iput_final_check leaves in-use (the block device's too), listed, dirty and cached
+        // inodes alone; an unlinked one is being evicted already, which is what removed its
+        // pages.
+        match self.inodes.get(ino as usize).and_then(|i| i.as_ref()) {
+            Some(i) if i.nlink > 0 => self.iput_final_check(ino),
+            _ => {}
         }
-        if self.sbs[i.sb].bdev_ino == Some(ino) || self.mapping(i.mapping).nrpages() > 0 {
-            return;
-        }
-        self.iput_final_check(ino);
     }
 
     /// Number of shrinkers: 3.1+ one per superblock (prune_super); up to 3.0 the two global
