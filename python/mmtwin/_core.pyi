@@ -50,8 +50,9 @@ def run_iteration(
     ``"ftl_gc_copies"``/``"ftl_gc_copied_pages"``: erase blocks the flash translation layer
     closed with a copy, and the pages it copied; ``"buffers_pages"``: pages of the devices' own
     page cache (file system metadata, /proc/meminfo's Buffers) when the run ended;
-    ``"metadata_reads"``: metadata blocks (indirect blocks, directory blocks) read because
-    they were not cached, ``"dir_reads"`` the directory blocks among them;
+    ``"metadata_reads"``: metadata blocks (indirect blocks, directory blocks, the inode table
+    blocks of evicted inodes looked up again) read because they were not cached,
+    ``"dir_reads"`` the directory blocks among them;
     ``"i_mutex_waits"``/``"i_mutex_wait_ns"``: times a create found its directory's i_mutex
     held and slept, and the time spent waiting for it.
     """

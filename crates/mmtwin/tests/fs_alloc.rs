@@ -81,7 +81,7 @@ fn a_deleted_files_blocks_are_free_again_and_ext4_reuses_them() {
     let first = block(&mm, a, 0);
     assert_eq!(mm.sbs[0].free.total_free, free0 - 100);
     mm.close_file(a);
-    assert_eq!(mm.unlink_file(a, 0), None);
+    assert_eq!(mm.unlink_file(a, 0), Ok(()));
     assert_eq!(mm.sbs[0].free.total_free, free0);
     let b = mm.create_file(0, 0).unwrap();
     write_as(&mut mm, b, 1, 0..1);

@@ -61,7 +61,7 @@ fn a_buffered_write_gives_each_page_a_buffer_head_until_the_page_leaves_the_cach
     assert_eq!(mm.get_pageblock_migratetype(slab), mmtwin::mm::MigrateType::Reclaimable);
     check_all(&mm).unwrap();
     mm.close_file(ino);
-    assert_eq!(mm.unlink_file(ino, 0), None);
+    assert_eq!(mm.unlink_file(ino, 0), Ok(()));
     assert!(!mm.page_has_buffers(pfn));
     let bh = &mm.slab_caches[BH_CACHE];
     // Emptied slabs stay on the node's partial list up to min_partial (ilog2(104) = 6); the
@@ -92,7 +92,7 @@ fn page_cache_tree_nodes_are_allocated_per_64_pages_and_freed_when_empty() {
     assert_eq!(mm.mapping(mm.inode(ino).mapping).i_pages.height, 2);
     check_all(&mm).unwrap();
     mm.close_file(ino);
-    assert_eq!(mm.unlink_file(ino, 0), None);
+    assert_eq!(mm.unlink_file(ino, 0), Ok(()));
     assert_eq!(mm.slab_caches[RADIX_CACHE].active_objs, 11, "only the preloaded nodes are left");
     check_all(&mm).unwrap();
 }
@@ -180,4 +180,54 @@ fn a_3x_ext4_write_allocates_without_gfp_fs_so_its_direct_reclaim_leaves_the_ino
         let scanned = mm.events.get(VmStat::SlabsScanned) - before;
         assert_eq!(scanned > 0, prunes, "{fs}: slabs scanned by the write's direct reclaim: {scanned}");
     }
+}
+
+#[test]
+fn an_inode_the_shrinkers_evicted_is_read_back_from_its_inode_table_and_keeps_its_blocks() {
+    // A closed file on ext2: 3.0's prune_dcache frees its dentry, prune_icache then its inode.
+    // The file is still on disk: the next open's lookup (ext2_iget) reads the inode table
+    // block, a synchronous read, and allocates new objects; its data blocks are where they were
+    // and its page cache starts empty. Its number is not given to the file created meanwhile.
+    use mmtwin::mm::vmscan::{Reclaimer, ScanControl};
+    let mut mm = boot("linux-3.0", 1, "64M", "ext2");
+    let ino = mm.create_file(0, 0).unwrap();
+    mm.lay_out_file(ino, 40);
+    let sectors: Vec<_> = (0..40).map(|i| mm.bmap(ino, i)).collect();
+    mm.close_file(ino);
+    let sc = ScanControl::new(Reclaimer::Direct, Gfp::GFP_KERNEL, 0, 32, 60);
+    mm.in_reclaim = true;
+    mm.shrinker_scan(0, 10, &sc);
+    mm.shrinker_scan(0, 10, &sc);
+    mm.shrinker_scan(1, 10, &sc);
+    mm.shrinker_scan(1, 10, &sc);
+    mm.in_reclaim = false;
+    assert!(mm.inodes[ino as usize].is_none(), "evicted");
+    assert!(mm.evicted_inodes.contains_key(&ino), "but still on disk");
+    let other = mm.create_file(0, 0).unwrap();
+    assert!(other > ino, "a new file gets a new number");
+    let ic = mm.sbs[0].inode_cache;
+    let (objs, reads) = (mm.slab_caches[ic].active_objs, mm.bdevs[0].stats.metadata_reads);
+    let Err(Some(pfn)) = mm.iget(ino, 0) else { panic!("the inode table block is read") };
+    assert_eq!(mm.bdevs[0].stats.metadata_reads, reads + 1);
+    common::run_io(&mut mm);
+    assert_eq!(mm.pages[pfn as usize].flags & mmtwin::mm::mm_types::PG_LOCKED, 0);
+    assert_eq!(mm.iget(ino, 0), Ok(()));
+    assert!(mm.open_file(ino));
+    assert_eq!(mm.slab_caches[ic].active_objs, objs + 1);
+    assert_eq!((0..40).map(|i| mm.bmap(ino, i)).collect::<Vec<_>>(), sectors);
+    assert_eq!(mm.mapping(mm.inode(ino).mapping).nrpages(), 0);
+    check_all(&mm).unwrap();
+    // Closed, pruned again and unlinked: the lookup reads the block (cached now) and the
+    // unlink frees the file for good.
+    mm.close_file(ino);
+    mm.in_reclaim = true;
+    for s in [0, 0, 1, 1] {
+        mm.shrinker_scan(s, 10, &sc);
+    }
+    mm.in_reclaim = false;
+    assert!(mm.inodes[ino as usize].is_none());
+    assert_eq!(mm.unlink_file(ino, 0), Ok(()));
+    assert_eq!(mm.bdevs[0].stats.metadata_reads, reads + 1, "the block was still cached");
+    assert!(mm.inodes[ino as usize].is_none() && !mm.evicted_inodes.contains_key(&ino));
+    check_all(&mm).unwrap();
 }

@@ -208,12 +208,12 @@ fn unlink_drops_dirty_pages_unwritten_and_waits_only_for_those_under_writeback()
     let (written, _) = mm.writeback_single_inode(ino, 8, true, false);
     assert_eq!(written, 8);
     let out_before = mm.bdevs[0].stats.sectors[1];
-    let wait = mm.unlink_file(ino, 0).expect("a page under writeback to wait for");
+    let wait = mm.unlink_file(ino, 0).unwrap_err().expect("a page under writeback to wait for");
     assert!(pfns[..8].contains(&wait));
     assert_eq!(mm.global_page_state(ZoneStat::NrFileDirty), 0, "dirty pages cancelled at once");
     assert_eq!(mm.global_page_state(ZoneStat::NrWriteback), 8);
     run_io(&mut mm);
-    assert_eq!(mm.unlink_file(ino, 0), None, "evicted once the writeback ended");
+    assert_eq!(mm.unlink_file(ino, 0), Ok(()), "evicted once the writeback ended");
     assert_eq!(mm.bdevs[0].stats.sectors[1], out_before, "nothing more was written");
     assert_eq!(mm.global_page_state(ZoneStat::NrFilePages), 0);
 }

@@ -513,7 +513,8 @@ pub struct DiskStats {
     /// Buffers) when the run ended: a level, not a count.
     pub buffers_pages: u64,
     /// Metadata blocks read from the device because they were not cached (sb_bread of an
-    /// ext2/ext3 indirect block on the read path, ext4_bread of a directory block by a lookup).
+    /// ext2/ext3 indirect block on the read path, ext4_bread of a directory block by a lookup,
+    /// the inode table block of an inode read back after the shrinkers evicted it).
     pub metadata_reads: u64,
     /// Of those, directory blocks (dx_root and htree leaves read by lookups).
     pub dir_reads: u64,

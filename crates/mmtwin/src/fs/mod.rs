@@ -309,7 +309,7 @@ pub struct SuperBlock {
     /// The metadata block looked up last at each depth of an indirect path (0-2), and the
     /// directory dx_root (3) and leaf (4) looked up last, with their pages (a lookup shortcut
     /// of the model's: the page is checked to still hold the block before use).
-    pub meta_hint: [Option<(u64, Pfn)>; 5],
+    pub meta_hint: [Option<(u64, Pfn)>; 6],
 }
 
 impl SuperBlock {
@@ -407,6 +407,28 @@ impl Mm {
             i_block_group,
             dir,
             name_hash,
+            ..Inode::new(sb, mapping, islab)
+        });
+        Some(ino)
+    }
+
+    /// A file of superblock `sb` that existed before the run and that the booted system has
+    /// looked up (d_alloc + iget): its inode and dentry objects are allocated from the
+    /// superblock's caches, open once as after `create_file_named`. Nothing is placed,
+    /// named or journaled, since its on-disk inode and directory entry predate the run; it is
+    /// never written, so it needs no on-disk place here (its i_ino stays 0). None if the
+    /// objects could not be allocated.
+    pub fn boot_file(&mut self, sb: usize, cpu: usize) -> Option<Ino> {
+        let (ic, dc) = (self.sbs[sb].inode_cache, self.sbs[sb].dentry_cache);
+        let islab = self.kmem_cache_alloc(ic, cpu)?;
+        let Some(dslab) = self.kmem_cache_alloc(dc, cpu) else {
+            self.kmem_cache_free(ic, islab, cpu);
+            return None;
+        };
+        let (ino, mapping) = self.new_inode_slot();
+        self.inodes[ino as usize] = Some(Inode {
+            i_count: 2,
+            dentry: Some(Dentry { slab: dslab, d_count: 1, referenced: false, lru_key: None }),
             ..Inode::new(sb, mapping, islab)
         });
         Some(ino)
@@ -545,15 +567,10 @@ impl Mm {
         self.inode_mut(ino).size_pages = pages;
     }
 
-    /// A free slot of the in-core inode table and a new page cache for it (new_inode).
+    /// A new number in the in-core inode table and a new page cache for it (new_inode).
     fn new_inode_slot(&mut self) -> (Ino, u32) {
-        let ino = match self.free_inos.pop() {
-            Some(i) => i,
-            None => {
-                self.inodes.push(None);
-                (self.inodes.len() - 1) as Ino
-            }
-        };
+        self.inodes.push(None);
+        let ino = (self.inodes.len() - 1) as Ino;
         (ino, self.new_mapping(ino as u64))
     }
 
@@ -720,10 +737,13 @@ impl Mm {
     /// truncates its page cache and frees the inode, as truncate_inode_pages does it: a first
     /// pass removes every page that is neither locked nor under writeback (a dirty one is
     /// cancelled, never written), then the pages under writeback are waited for one by one.
-    /// Returns Some(pfn) of such a page for the caller to wait on (and call again), None when
-    /// done.
-    pub fn unlink_file(&mut self, ino: Ino, cpu: usize) -> Option<Pfn> {
+    /// The name's lookup reads back an inode the shrinkers evicted (`iget`). Returns
+    /// Err(Some(pfn)) of a page for the caller to wait on (that read, or a page under
+    /// writeback) and call again, Err(None) when the lookup found no memory (try later), Ok
+    /// when done.
+    pub fn unlink_file(&mut self, ino: Ino, cpu: usize) -> Result<(), Option<Pfn>> {
         use crate::mm::mm_types::{PG_LOCKED, PG_WRITEBACK};
+        self.iget(ino, cpu)?;
         let sb = self.inode(ino).sb;
         if self.inode(ino).nlink > 0 {
             self.cost_ns += self.costs.file_unlink_ns;
@@ -736,7 +756,7 @@ impl Mm {
         }
         if self.inode(ino).i_count > 0 {
             // The last user's iput evicts it.
-            return None;
+            return Ok(());
         }
         // iput_final of an unlinked inode: off the writeback and LRU lists, straight to evict.
         self.inode_off_lists(ino);
@@ -747,10 +767,10 @@ impl Mm {
         }
         let root = &self.mapping(mapping).i_pages;
         if let Some(index) = self.radix_nodes.next(root, 0, Some(PAGECACHE_TAG_WRITEBACK)) {
-            return Some(self.radix_nodes.lookup(root, index).expect("a tagged page is cached"));
+            return Err(Some(self.radix_nodes.lookup(root, index).expect("a tagged page is cached")));
         }
         self.evict_inode(ino, cpu);
-        None
+        Ok(())
     }
 
     /// Frees an inode nobody references: truncates its page cache (truncate_inode_pages),
@@ -773,8 +793,63 @@ impl Mm {
         self.kmem_cache_free(ic, slab, cpu);
         let mapping = self.inode(ino).mapping;
         self.free_mapping(mapping);
-        self.inodes[ino as usize] = None;
-        self.free_inos.push(ino);
+        let inode = self.inodes[ino as usize].take().expect("a live inode");
+        if inode.nlink > 0 {
+            // Pruned from the icache: the file lives on on disk, where a lookup reads it back.
+            let on_disk = Inode { mapping: 0, slab: 0, dentry: None, i_count: 0, state: 0, ..inode };
+            self.evicted_inodes.insert(ino, on_disk);
+        }
+    }
+
+    /// The lookup of an existing file by open or unlink (path walk, then 3.0 ext3_lookup →
+    /// ext3_iget; iget_locked in 6.x): an inode still in the icache is found, with a new
+    /// dentry if the shrinker freed its own (d_alloc), which takes an inode reference. An inode
+    /// the shrinkers evicted is read back: its inode table block, read synchronously if it is
+    /// not cached (__ext3_get_inode_loc), then new inode and dentry objects and an empty page
+    /// cache; its in-core state (readahead, writeback position, reservation window) starts
+    /// afresh. Err(Some(page)): wait for that page's read and call again; Err(None): no memory
+    /// for the objects. A file unlinked and gone is Ok (the caller's open finds no file).
+    pub fn iget(&mut self, ino: Ino, cpu: usize) -> Result<(), Option<Pfn>> {
+        if let Some(Some(inode)) = self.inodes.get(ino as usize) {
+            if inode.dentry.is_some() || inode.nlink == 0 {
+                return Ok(());
+            }
+            let dc = self.sbs[inode.sb].dentry_cache;
+            let dslab = self.kmem_cache_alloc(dc, cpu).ok_or(None)?;
+            let i = self.inode_mut(ino);
+            i.dentry = Some(Dentry { slab: dslab, d_count: 0, referenced: false, lru_key: None });
+            i.i_count += 1;
+            return Ok(());
+        }
+        let Some(disk) = self.evicted_inodes.get(&ino) else { return Ok(()) };
+        let (sb, i_ino) = (disk.sb, disk.i_ino);
+        self.cost_ns += self.costs.syscall_ns;
+        let block = self.sbs[sb].fs_type.inode_block_of(i_ino);
+        if let Some((pfn, _)) = self.bread_metadata(sb, block, namei::ITABLE_HINT_LEVEL, Some(cpu)) {
+            return Err(Some(pfn));
+        }
+        let (ic, dc) = (self.sbs[sb].inode_cache, self.sbs[sb].dentry_cache);
+        let islab = self.kmem_cache_alloc(ic, cpu).ok_or(None)?;
+        let Some(dslab) = self.kmem_cache_alloc(dc, cpu) else {
+            self.kmem_cache_free(ic, islab, cpu);
+            return Err(None);
+        };
+        let disk = self.evicted_inodes.remove(&ino).expect("looked up above");
+        let mapping = self.new_mapping(ino as u64);
+        let fresh = Inode::new(sb, mapping, islab);
+        self.inodes[ino as usize] = Some(Inode {
+            dentry: Some(Dentry { slab: dslab, d_count: 0, referenced: false, lru_key: None }),
+            extents: disk.extents,
+            size_pages: disk.size_pages,
+            nlink: disk.nlink,
+            i_ino,
+            i_block_group: disk.i_block_group,
+            dir: disk.dir,
+            name_hash: disk.name_hash,
+            meta_blocks: disk.meta_blocks,
+            ..fresh
+        });
+        Ok(())
     }
 
     /// Takes an inode off its superblock's writeback (b_dirty) and unused (LRU) lists.

@@ -34,6 +34,8 @@ use crate::mm::Pfn;
 pub const NR_MUTEX_WAITQUEUES: usize = 64;
 /// `SuperBlock::meta_hint` slot of the dx_root looked up last (the leaf's is the next).
 pub const DIR_HINT_LEVEL: usize = 3;
+/// `SuperBlock::meta_hint` slot of the inode table block read last (`Mm::iget`).
+pub const ITABLE_HINT_LEVEL: usize = 5;
 
 /// A sleeping lock as 3.0's struct mutex: an owner and a FIFO wait list. mutex_unlock wakes
 /// the first waiter, which takes the lock when it runs unless a task that had not waited took

@@ -126,7 +126,7 @@ impl Mm {
             inode_cache: 0,
             dentry_cache: 1,
             bdev_ino: None,
-            meta_hint: [None; 5],
+            meta_hint: [None; 6],
         });
         self.shrinker_deferred.push(0);
     }
@@ -275,7 +275,7 @@ impl Mm {
             flusher_busy: Vec::new(),
             sbs: Vec::new(),
             inodes: Vec::new(),
-            free_inos: Vec::new(),
+            evicted_inodes: Default::default(),
             slab_caches: Vec::new(),
             radix_preload: Vec::new(),
             radix_nodes: Default::default(),

@@ -846,6 +846,19 @@ impl Mm {
         ret
     }
 
+    /// drop_slab (echo 2 or 3 > /proc/sys/vm/drop_caches, 2.6.32–3.x): shrink_slab as if
+    /// 1,000 pages of 1,000 had been scanned, with GFP_KERNEL, until a pass frees 10 objects
+    /// or fewer. Unused dentries and inodes are pruned (the files stay on disk, to be read back
+    /// by the next lookup) until fewer than 100 of each are left, which the shrinkers count as
+    /// 0. Run by a task on `cpu`, not by reclaim.
+    pub fn drop_slab(&mut self, cpu: usize) {
+        let sc = ScanControl::new(Reclaimer::Direct, Gfp::GFP_KERNEL, 0, SWAP_CLUSTER_MAX, self.sysctl.swappiness);
+        let saved = self.reclaim_cpu;
+        self.reclaim_cpu = cpu;
+        while self.shrink_slab(1000, 1000, &sc) > 10 {}
+        self.reclaim_cpu = saved;
+    }
+
     // ------------------------------------------------------------------------------------------
     // zone_reclaim.
 

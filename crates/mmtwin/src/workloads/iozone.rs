@@ -302,7 +302,16 @@ impl Task for Child {
                 };
                 self.shared.borrow_mut().files[self.disk] = ino;
             } else {
+                // The file's inode may have been pruned since the last pass closed it.
                 let ino = self.shared.borrow().files[self.disk];
+                match cx.mm.iget(ino, cx.cpu) {
+                    Ok(()) => {}
+                    Err(Some(pfn)) => {
+                        let wq = cx.mm.page_waitqueue(pfn);
+                        return Step { user_ns: 0, system_ns: 0, after: After::Wait(wq) };
+                    }
+                    Err(None) => return Step { user_ns: 0, system_ns: 0, after: After::Sleep(10_000_000) },
+                }
                 cx.mm.open_file(ino);
             }
             self.start = cx.now.max(1);
@@ -407,9 +416,13 @@ impl Task for Driver {
             let n = self.counts[self.shared.borrow().round] as usize;
             while self.rm < n {
                 let ino = self.shared.borrow().files[self.rm];
-                if let Some(pfn) = cx.mm.unlink_file(ino, cx.cpu) {
-                    let wq = cx.mm.page_waitqueue(pfn);
-                    return Step { after: After::Wait(wq), ..idle };
+                match cx.mm.unlink_file(ino, cx.cpu) {
+                    Err(Some(pfn)) => {
+                        let wq = cx.mm.page_waitqueue(pfn);
+                        return Step { after: After::Wait(wq), ..idle };
+                    }
+                    Err(None) => return Step { after: After::Sleep(10_000_000), ..idle },
+                    Ok(()) => {}
                 }
                 self.shared.borrow_mut().files[self.rm] = Ino::MAX;
                 self.rm += 1;
@@ -421,7 +434,9 @@ impl Task for Driver {
             // (Buffers) go too.
             let files = self.shared.borrow().files.clone();
             for ino in files {
-                let mapping = cx.mm.inode(ino).mapping;
+                // A file whose inode the shrinkers evicted has no page cache left.
+                let Some(Some(inode)) = cx.mm.inodes.get(ino as usize) else { continue };
+                let mapping = inode.mapping;
                 cx.mm.invalidate_mapping_pages(mapping, cx.cpu);
             }
             for sb in 0..cx.mm.sbs.len() {
@@ -430,6 +445,8 @@ impl Task for Driver {
                     cx.mm.invalidate_mapping_pages(mapping, cx.cpu);
                 }
             }
+            // The 2 of echo 3: unused dentries and inodes, the closed files' among them.
+            cx.mm.drop_slab(cx.cpu);
         }
         let round = {
             let mut sh = self.shared.borrow_mut();

@@ -169,6 +169,15 @@ impl Task for LargeddTask {
                     return Step { user_ns: 0, system_ns: 0, after: After::Continue };
                 }
                 if dst == Ino::MAX {
+                    // The source's inode may have been pruned since the last copy closed it.
+                    match cx.mm.iget(self.src, cx.cpu) {
+                        Ok(()) => {}
+                        Err(Some(pfn)) => {
+                            let wq = cx.mm.page_waitqueue(pfn);
+                            return Step { user_ns: 0, system_ns: 0, after: After::Wait(wq) };
+                        }
+                        Err(None) => return Step { user_ns: 0, system_ns: 0, after: After::Sleep(10_000_000) },
+                    }
                     if !cx.mm.open_file(self.src) {
                         unreachable!("the source exists until the delete phase");
                     }
@@ -222,11 +231,12 @@ impl Task for LargeddTask {
                 }
                 let ino = self.files[n as usize];
                 match cx.mm.unlink_file(ino, cx.cpu) {
-                    Some(pfn) => {
+                    Err(Some(pfn)) => {
                         let wq = cx.mm.page_waitqueue(pfn);
                         Step { user_ns: 0, system_ns: 0, after: After::Wait(wq) }
                     }
-                    None => {
+                    Err(None) => Step { user_ns: 0, system_ns: 0, after: After::Sleep(10_000_000) },
+                    Ok(()) => {
                         self.phase = Phase::Delete { n: n + 1 };
                         Step { user_ns: 0, system_ns: 0, after: After::Continue }
                     }

@@ -134,11 +134,12 @@ impl Task for Writer {
                 let ino = sh.files[n];
                 drop(sh);
                 match cx.mm.unlink_file(ino, cx.cpu) {
-                    Some(pfn) => {
+                    Err(Some(pfn)) => {
                         let wq = cx.mm.page_waitqueue(pfn);
                         Step { user_ns: 0, system_ns: 0, after: After::Wait(wq) }
                     }
-                    None => {
+                    Err(None) => Step { user_ns: 0, system_ns: 0, after: After::Sleep(10_000_000) },
+                    Ok(()) => {
                         self.phase = Phase::Remove { n: n + 1 };
                         Step { user_ns: 0, system_ns: 0, after: After::Continue }
                     }

@@ -168,9 +168,13 @@ impl Task for Driver {
         // rm file-*: unlink waits for the writeback of each page.
         let files = self.shared.borrow().files.clone();
         if self.rm < files.len() {
-            if let Some(pfn) = cx.mm.unlink_file(files[self.rm], cx.cpu) {
-                let wq = cx.mm.page_waitqueue(pfn);
-                return Step { after: After::Wait(wq), ..idle };
+            match cx.mm.unlink_file(files[self.rm], cx.cpu) {
+                Err(Some(pfn)) => {
+                    let wq = cx.mm.page_waitqueue(pfn);
+                    return Step { after: After::Wait(wq), ..idle };
+                }
+                Err(None) => return Step { after: After::Sleep(10_000_000), ..idle },
+                Ok(()) => {}
             }
             self.rm += 1;
             return idle;
