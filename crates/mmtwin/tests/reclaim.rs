@@ -313,6 +313,65 @@ fn up_to_3_0_the_global_cache_shrinkers_work_in_batches_of_128_and_wind_up() {
 }
 
 #[test]
+fn up_to_3_0_a_cache_of_fewer_than_100_unused_objects_is_never_scanned() {
+    // shrink_dcache_memory and shrink_icache_memory count (nr_unused / 100) ×
+    // vfs_cache_pressure: 99 unused dentries count 0, so no pressure scans them. A dd writing
+    // one file leaves the shrinkers nothing; the booted system's files are what they find.
+    let sc = ScanControl::new(Reclaimer::Kswapd, Gfp::GFP_KERNEL, 0, 32, 60);
+    let mut few = unused_files("linux-3.0", 99);
+    for _ in 0..100 {
+        few.shrink_slab(100_000, 1000, &sc);
+    }
+    assert_eq!(few.events.get(VmStat::SlabsScanned), 0);
+    assert_eq!(few.sbs[0].dentry_lru.len(), 99);
+}
+
+#[test]
+fn a_booted_systems_closed_files_are_unused_dentries_whose_pruning_steals_their_pages() {
+    // `[machine.system] files`: each file the system looked up, read and closed leaves an
+    // unused, referenced dentry pinning its inode, and its page cache on the active list. 3.0's
+    // dcache shrinker frees the dentries (second pass), which puts the inodes on the inode LRU;
+    // the icache shrinker invalidates their pages (inode steals) and frees them.
+    let mut mm = boot("linux-3.0", 1, 1, "64M", "");
+    let slab0 = mm.global_page_state(ZoneStat::NrSlabReclaimable);
+    mm.system_files(300, 2, 0);
+    assert_eq!(mm.sbs[0].dentry_lru.len(), 300);
+    assert!(mm.sbs[0].inode_lru.is_empty(), "every inode is pinned by its dentry");
+    assert_eq!(mm.nr_lru_pages(LruList::ActiveFile), 600, "read twice: active");
+    let slab1 = mm.global_page_state(ZoneStat::NrSlabReclaimable);
+    assert!(slab1 > slab0 + 100, "inode, dentry and radix-tree objects: {slab0} -> {slab1} pages");
+    let sc = ScanControl::new(Reclaimer::Direct, Gfp::GFP_KERNEL, 0, 32, 60);
+    mm.in_reclaim = true;
+    mm.shrink_slab(100_000, 1000, &sc);
+    assert!(mm.sbs[0].dentry_lru.len() < 300, "the second pass freed dentries");
+    assert!(!mm.sbs[0].inode_lru.is_empty(), "and their inodes became unused");
+    for _ in 0..8 {
+        mm.shrink_slab(100_000, 1000, &sc);
+    }
+    assert!(mm.sbs[0].dentry_lru.len() < 100 && mm.sbs[0].inode_lru.len() < 100, "pruned down to the shrinkers' floor");
+    let stolen = mm.events.get(VmStat::Pginodesteal);
+    assert!(stolen >= 400, "the pages of the pruned inodes: {stolen}");
+    assert_eq!(mm.nr_lru_pages(LruList::ActiveFile), 600 - stolen);
+    assert!(mm.global_page_state(ZoneStat::NrSlabReclaimable) < slab1 / 2, "most of the slab pages are free again");
+    mmtwin::testing::checkers::check_all(&mm).unwrap();
+}
+
+#[test]
+fn drop_caches_prunes_unused_dentries_and_inodes_until_the_shrinkers_count_none() {
+    // echo 2 > /proc/sys/vm/drop_caches (drop_slab): shrink_slab(1000, GFP_KERNEL, 1000) until
+    // a pass frees 10 objects or fewer. The closed files' inodes are evicted (they stay on
+    // disk) until fewer than 100 are left, which the 3.0 shrinkers count as 0.
+    let mut mm = unused_files("linux-3.0", 500);
+    mm.in_reclaim = false;
+    mm.drop_slab(0);
+    let (d, i) = (mm.sbs[0].dentry_lru.len(), mm.sbs[0].inode_lru.len());
+    assert!(d < 100 && i < 100, "{d} dentries and {i} inodes left");
+    assert!(mm.evicted_inodes.len() > 300, "{} inodes evicted", mm.evicted_inodes.len());
+    assert!(mm.events.get(VmStat::SlabsScanned) >= 1000);
+    mmtwin::testing::checkers::check_all(&mm).unwrap();
+}
+
+#[test]
 fn the_superblock_shrinker_prunes_dentries_then_inodes_and_counts_inode_steals() {
     // 3.1–5.15: the per-superblock shrinker, and inodes with page cache on the inode LRU.
     let mut mm = boot("linux-6.x", 1, 1, "64M", "policy = { inode_lru = \"invalidate-cached\" }");

@@ -638,6 +638,26 @@ impl Mm {
             return;
         }
         let ino = self.create_file(0, cpu).expect("the root file system has room for one file");
+        self.read_at_boot(ino, pages, cpu);
+    }
+
+    /// The files a booted system has looked up, read and closed when the benchmark starts
+    /// (`[machine.system] files`): `files` files of `pages` pages each (`boot_file`), read as
+    /// `system_page_cache` reads its file, then closed, so that each leaves an unused dentry
+    /// (DCACHE_REFERENCED, on the dentry LRU) pinning its inode. Pruning the dentry puts the
+    /// inode on the inode LRU; pruning the inode takes its pages (inode steals). Machine state
+    /// at the start: no simulated time.
+    pub fn system_files(&mut self, files: u32, pages: u64, cpu: usize) {
+        for _ in 0..files {
+            let Some(ino) = self.boot_file(0, cpu) else { break };
+            self.read_at_boot(ino, pages, cpu);
+            self.close_file(ino);
+        }
+        self.take_cost();
+    }
+
+    /// Reads `pages` pages of file `ino` into the page cache twice, without I/O (boot state).
+    fn read_at_boot(&mut self, ino: Ino, pages: u64, cpu: usize) {
         let mapping = self.inode(ino).mapping;
         for index in 0..pages as u32 {
             let Some(pfn) = self.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, cpu) else { break };

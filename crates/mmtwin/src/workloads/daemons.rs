@@ -17,7 +17,10 @@
 //! The system also holds page cache when the benchmark starts (`page_cache`): the files it read
 //! while it booted and while the harness set the benchmark up (libraries, configuration,
 //! scripts, downloads). They are read more than once, so they sit on the active file list,
-//! clean and unmapped: `Mm::system_page_cache`.
+//! clean and unmapped: `Mm::system_page_cache`. It has looked up and closed other files too
+//! (`files`, `Mm::system_files`): their unused dentries and inodes wait in the slab caches,
+//! each with `file_size` of page cache, and are what the slab shrinkers prune when the
+//! benchmark itself has made few (a dd writing one file).
 
 use serde::{Deserialize, Serialize};
 
@@ -50,11 +53,33 @@ pub struct SystemSpec {
     /// the working set.
     #[serde(skip_serializing_if = "Bytes::is_zero")]
     pub text: Bytes,
+    /// Files the system has looked up, read and closed by the time the benchmark starts (0:
+    /// none): each an unused dentry pinning its inode, the objects 3.0's dcache and icache
+    /// shrinkers find to prune besides the benchmark's own.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub files: u32,
+    /// The page cache each of those files holds (read twice: active, clean, unmapped).
+    #[serde(skip_serializing_if = "Bytes::is_zero")]
+    pub file_size: Bytes,
+}
+
+fn is_zero(v: &u32) -> bool {
+    *v == 0
 }
 
 impl Default for SystemSpec {
     fn default() -> Self {
-        SystemSpec { anon: Bytes(0), period: Duration(1_000_000_000), working_set: 0.05, write_ratio: 0.25, cpu: 0, page_cache: Bytes(0), text: Bytes(0) }
+        SystemSpec {
+            anon: Bytes(0),
+            period: Duration(1_000_000_000),
+            working_set: 0.05,
+            write_ratio: 0.25,
+            cpu: 0,
+            page_cache: Bytes(0),
+            text: Bytes(0),
+            files: 0,
+            file_size: Bytes(0),
+        }
     }
 }
 
@@ -75,6 +100,9 @@ impl SystemSpec {
         }
         if self.text.0 >= 1 << 40 {
             return Err(("text".into(), format!("{} bytes is more than the 1T a file can hold here", self.text.0)));
+        }
+        if self.file_size.0 >= 1 << 40 {
+            return Err(("file_size".into(), format!("{} bytes is more than the 1T a file can hold here", self.file_size.0)));
         }
         Ok(())
     }
@@ -224,6 +252,7 @@ impl Task for Daemons {
 /// cache it holds in place.
 pub fn start(spec: &SystemSpec, sim: &mut Sim) {
     sim.mm.system_page_cache(spec.page_cache.0 / PAGE_SIZE, spec.cpu);
+    sim.mm.system_files(spec.files, spec.file_size.0.div_ceil(PAGE_SIZE), spec.cpu);
     let pages = (spec.anon.0 / PAGE_SIZE) as u32;
     let text_pages = (spec.text.0 / PAGE_SIZE) as u32;
     if pages == 0 && text_pages == 0 {
