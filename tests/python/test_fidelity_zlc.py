@@ -11,12 +11,12 @@ so they are set by how many seeks the writes cost, and that varies by 5-15% from
 with the commits' timing; the variants' differences are smaller. The scenario runs three
 iterations so that the comparisons are of means (session 46: the mapped writer's write phase
 46.56 s in vanilla against 47.03 and 46.78 s). At this size fs_mark also loses with the
-patches (Files/s mean -2.5% and -4.6% in session 47): node 0's 16M DMA zone takes page cache, the patches' kswapd
+patches (Files/s mean -4.6% and -4.4% in session 48): node 0's 16M DMA zone takes page cache, the patches' kswapd
 balances it and meets the writers' newest pages still dirty, and each page it writes costs a
-seek (30,807 writes by reclaim in three runs, all from that zone; vanilla never wakes kswapd
+seek (32,137 writes by reclaim in three runs, all from that zone; vanilla never wakes kswapd
 under fs_mark). At 4G per node and more, DMA's lowmem reserve exceeds the zone and no page
-cache lands there; the full scenario, at 2G per node, writes 0.1% of fs_mark's pages so
-(27,493), this one 0.4%. The seed's gains (+26% Files/s as MMTests prints it, 15% sooner) are
+cache lands there; the full scenario, at 2G per node, writes 0.2% of fs_mark's pages so
+(41,858), this one 0.4%. The seed's gains (+26% Files/s as MMTests prints it, 15% sooner) are
 asserted at a fifth of their size as expected failures (strict: they report when they start
 to hold). fs_mark's Files/s sums the
 workers' own rates: the seed's means are 1.40-1.86 times its files per loop time, so most of
