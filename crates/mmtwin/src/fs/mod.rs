@@ -400,7 +400,7 @@ impl Mm {
         self.dir_add_entry(sb, dir, name_hash);
         let (ino, mapping) = self.new_inode_slot();
         self.jbd_inode_alloc(sb, i_ino);
-        self.inodes[ino as usize] = Some(Inode {
+        self.inodes[ino as usize] = Some(Box::new(Inode {
             i_count: 2,
             dentry: Some(Dentry { slab: dslab, d_count: 1, referenced: false, lru_key: None }),
             i_ino,
@@ -408,7 +408,7 @@ impl Mm {
             dir,
             name_hash,
             ..Inode::new(sb, mapping, islab)
-        });
+        }));
         Some(ino)
     }
 
@@ -426,11 +426,11 @@ impl Mm {
             return None;
         };
         let (ino, mapping) = self.new_inode_slot();
-        self.inodes[ino as usize] = Some(Inode {
+        self.inodes[ino as usize] = Some(Box::new(Inode {
             i_count: 2,
             dentry: Some(Dentry { slab: dslab, d_count: 1, referenced: false, lru_key: None }),
             ..Inode::new(sb, mapping, islab)
-        });
+        }));
         Some(ino)
     }
 
@@ -582,7 +582,7 @@ impl Mm {
         }
         let (ino, mapping) = self.new_inode_slot();
         // Pinned (i_count 1 for the mounted file system), so never on the inode LRU.
-        self.inodes[ino as usize] = Some(Inode { size_pages: self.sbs[sb].blocks, ..Inode::new(sb, mapping, 0) });
+        self.inodes[ino as usize] = Some(Box::new(Inode { size_pages: self.sbs[sb].blocks, ..Inode::new(sb, mapping, 0) }));
         self.sbs[sb].bdev_ino = Some(ino);
         mapping
     }
@@ -793,11 +793,11 @@ impl Mm {
         self.kmem_cache_free(ic, slab, cpu);
         let mapping = self.inode(ino).mapping;
         self.free_mapping(mapping);
-        let inode = self.inodes[ino as usize].take().expect("a live inode");
+        let mut inode = self.inodes[ino as usize].take().expect("a live inode");
         if inode.nlink > 0 {
             // Pruned from the icache: the file lives on on disk, where a lookup reads it back.
-            let on_disk = Inode { mapping: 0, slab: 0, dentry: None, i_count: 0, state: 0, ..inode };
-            self.evicted_inodes.insert(ino, on_disk);
+            (inode.mapping, inode.slab, inode.dentry, inode.i_count, inode.state) = (0, 0, None, 0, 0);
+            self.evicted_inodes.insert(ino, inode);
         }
     }
 
@@ -834,10 +834,10 @@ impl Mm {
             self.kmem_cache_free(ic, islab, cpu);
             return Err(None);
         };
-        let disk = self.evicted_inodes.remove(&ino).expect("looked up above");
+        let disk = *self.evicted_inodes.remove(&ino).expect("looked up above");
         let mapping = self.new_mapping(ino as u64);
         let fresh = Inode::new(sb, mapping, islab);
-        self.inodes[ino as usize] = Some(Inode {
+        self.inodes[ino as usize] = Some(Box::new(Inode {
             dentry: Some(Dentry { slab: dslab, d_count: 0, referenced: false, lru_key: None }),
             extents: disk.extents,
             size_pages: disk.size_pages,
@@ -848,7 +848,7 @@ impl Mm {
             name_hash: disk.name_hash,
             meta_blocks: disk.meta_blocks,
             ..fresh
-        });
+        }));
         Ok(())
     }
 

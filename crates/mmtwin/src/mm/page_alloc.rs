@@ -144,11 +144,12 @@ pub struct Mm {
     /// Inodes by number (None: evicted). A number is never given to another file, so a list
     /// that still names an evicted inode (a transaction's ordered data, a workload's file)
     /// cannot reach another file's pages.
-    pub inodes: Vec<Option<crate::fs::Inode>>,
+    /// Boxed, so that the numbers of evicted inodes, which are never reused, cost a pointer.
+    pub inodes: Vec<Option<Box<crate::fs::Inode>>>,
     /// Files whose in-core inode the shrinkers evicted while they still exist on disk, by
     /// number: what the disk keeps of them (size, place, blocks) until a lookup reads the
     /// inode back (`iget`) or an unlink frees it.
-    pub evicted_inodes: std::collections::BTreeMap<u32, crate::fs::Inode>,
+    pub evicted_inodes: std::collections::BTreeMap<u32, Box<crate::fs::Inode>>,
     /// Slab caches.
     pub slab_caches: Vec<super::slab::KmemCache>,
     /// Each CPU's preloaded page-cache tree nodes (radix_tree_preloads): the slabs holding them.
