@@ -33,6 +33,8 @@ CASES = [
     ("toml syntax", lambda s: s + "\n[[kernel\n", ["TOML syntax error"]),
     ("duplicate kernel names", lambda s: s.replace('name = "new-6.x"', 'name = "old-3.0"'), ["kernel[1].name", "two kernels"]),
     ("system text without a period", lambda s: s.replace('memory = "64M" }]', 'memory = "64M" }]\nsystem = { text = "4M", period = "0s" }'), ["machine.system.period", "longer than 0"]),
+    ("system files negative", lambda s: s.replace('memory = "64M" }]', 'memory = "64M" }]\nsystem = { files = -1 }'), ["machine.system.files", "-1"]),
+    ("system file too large", lambda s: s.replace('memory = "64M" }]', 'memory = "64M" }]\nsystem = { files = 10, file_size = "2T" }'), ["machine.system.file_size", "1T"]),
 ]
 
 
