@@ -384,32 +384,49 @@ impl Mm {
     /// under the directory's i_mutex, so the leaf it goes to is cached.
     pub fn create_file_named(&mut self, sb: usize, dir: ialloc::DirId, name_hash: Option<u64>, cpu: usize) -> Option<Ino> {
         self.cost_ns += self.costs.file_create_ns;
+        let objects = self.alloc_inode_objects(sb, cpu)?;
+        let rnd = ialloc::mix64(self.sbs[sb].seq ^ 0x5eed);
+        let Some((i_block_group, i_ino)) = self.ialloc(sb, dir, false, rnd) else {
+            self.free_inode_objects(sb, objects, cpu);
+            return None;
+        };
+        let name_hash = name_hash.unwrap_or_else(|| ialloc::name_hash_of(dir, i_ino));
+        self.dir_add_entry(sb, dir, name_hash);
+        let ino = self.new_open_inode(sb, objects);
+        self.jbd_inode_alloc(sb, i_ino);
+        let i = self.inode_mut(ino);
+        (i.i_ino, i.i_block_group, i.dir, i.name_hash) = (i_ino, i_block_group, dir, name_hash);
+        Some(ino)
+    }
+
+    /// An inode object and a dentry object from superblock `sb`'s caches (alloc_inode and
+    /// d_alloc); None, with neither kept, if either cannot be had.
+    fn alloc_inode_objects(&mut self, sb: usize, cpu: usize) -> Option<(Pfn, Pfn)> {
         let (ic, dc) = (self.sbs[sb].inode_cache, self.sbs[sb].dentry_cache);
         let islab = self.kmem_cache_alloc(ic, cpu)?;
         let Some(dslab) = self.kmem_cache_alloc(dc, cpu) else {
             self.kmem_cache_free(ic, islab, cpu);
             return None;
         };
-        let rnd = ialloc::mix64(self.sbs[sb].seq ^ 0x5eed);
-        let Some((i_block_group, i_ino)) = self.ialloc(sb, dir, false, rnd) else {
-            self.kmem_cache_free(ic, islab, cpu);
-            self.kmem_cache_free(dc, dslab, cpu);
-            return None;
-        };
-        let name_hash = name_hash.unwrap_or_else(|| ialloc::name_hash_of(dir, i_ino));
-        self.dir_add_entry(sb, dir, name_hash);
+        Some((islab, dslab))
+    }
+
+    fn free_inode_objects(&mut self, sb: usize, (islab, dslab): (Pfn, Pfn), cpu: usize) {
+        let (ic, dc) = (self.sbs[sb].inode_cache, self.sbs[sb].dentry_cache);
+        self.kmem_cache_free(ic, islab, cpu);
+        self.kmem_cache_free(dc, dslab, cpu);
+    }
+
+    /// A new in-core inode of `sb` on those objects, open once through its dentry (i_count
+    /// holds the dentry and the open).
+    fn new_open_inode(&mut self, sb: usize, (islab, dslab): (Pfn, Pfn)) -> Ino {
         let (ino, mapping) = self.new_inode_slot();
-        self.jbd_inode_alloc(sb, i_ino);
         self.inodes[ino as usize] = Some(Box::new(Inode {
             i_count: 2,
             dentry: Some(Dentry { slab: dslab, d_count: 1, referenced: false, lru_key: None }),
-            i_ino,
-            i_block_group,
-            dir,
-            name_hash,
             ..Inode::new(sb, mapping, islab)
         }));
-        Some(ino)
+        ino
     }
 
     /// A file of superblock `sb` that existed before the run and that the booted system has
@@ -419,19 +436,8 @@ impl Mm {
     /// never written, so it needs no on-disk place here (its i_ino stays 0). None if the
     /// objects could not be allocated.
     pub fn boot_file(&mut self, sb: usize, cpu: usize) -> Option<Ino> {
-        let (ic, dc) = (self.sbs[sb].inode_cache, self.sbs[sb].dentry_cache);
-        let islab = self.kmem_cache_alloc(ic, cpu)?;
-        let Some(dslab) = self.kmem_cache_alloc(dc, cpu) else {
-            self.kmem_cache_free(ic, islab, cpu);
-            return None;
-        };
-        let (ino, mapping) = self.new_inode_slot();
-        self.inodes[ino as usize] = Some(Box::new(Inode {
-            i_count: 2,
-            dentry: Some(Dentry { slab: dslab, d_count: 1, referenced: false, lru_key: None }),
-            ..Inode::new(sb, mapping, islab)
-        }));
-        Some(ino)
+        let objects = self.alloc_inode_objects(sb, cpu)?;
+        Some(self.new_open_inode(sb, objects))
     }
 
     /// Opens an existing file (path lookup finds the cached dentry): takes a dentry and an inode
@@ -828,12 +834,7 @@ impl Mm {
         if let Some((pfn, _)) = self.bread_metadata(sb, block, namei::ITABLE_HINT_LEVEL, Some(cpu)) {
             return Err(Some(pfn));
         }
-        let (ic, dc) = (self.sbs[sb].inode_cache, self.sbs[sb].dentry_cache);
-        let islab = self.kmem_cache_alloc(ic, cpu).ok_or(None)?;
-        let Some(dslab) = self.kmem_cache_alloc(dc, cpu) else {
-            self.kmem_cache_free(ic, islab, cpu);
-            return Err(None);
-        };
+        let (islab, dslab) = self.alloc_inode_objects(sb, cpu).ok_or(None)?;
         let disk = *self.evicted_inodes.remove(&ino).expect("looked up above");
         let mapping = self.new_mapping(ino as u64);
         let fresh = Inode::new(sb, mapping, islab);

@@ -49,6 +49,17 @@ pub fn step_after(user_ns: u64, stop: &Stop) -> Step {
     Step { user_ns, system_ns: 0, after }
 }
 
+/// The step of a task whose lookup or unlink could not finish (`Mm::iget`, `Mm::unlink_file`):
+/// it sleeps on the page it waits for (`Some`), or backs off without memory (`None`), and
+/// calls again.
+pub fn file_op_blocked(cx: &TaskCx, blocked: Option<crate::mm::Pfn>) -> Step {
+    let stop = match blocked {
+        Some(pfn) => Stop::Wait(cx.mm.page_waitqueue(pfn)),
+        None => Stop::NoMem,
+    };
+    step_after(0, &stop)
+}
+
 /// Runs `op` on pages `*next..end` of a file, at most `budget` pages, advancing `*next` past
 /// each page done. `op` is file_write_page, file_read_page or a fault.
 pub fn page_loop(

@@ -28,7 +28,7 @@ use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
-use super::fileio::{page_loop, step_after, syscalls_per_page_ns, validate_cpus, write_op, Stop};
+use super::fileio::{file_op_blocked, page_loop, step_after, syscalls_per_page_ns, validate_cpus, write_op, Stop};
 use super::{MetricSample, Preferred, WorkloadRun};
 use crate::config::machine::MachineLayout;
 use crate::config::size::Bytes;
@@ -304,13 +304,8 @@ impl Task for Child {
             } else {
                 // The file's inode may have been pruned since the last pass closed it.
                 let ino = self.shared.borrow().files[self.disk];
-                match cx.mm.iget(ino, cx.cpu) {
-                    Ok(()) => {}
-                    Err(Some(pfn)) => {
-                        let wq = cx.mm.page_waitqueue(pfn);
-                        return Step { user_ns: 0, system_ns: 0, after: After::Wait(wq) };
-                    }
-                    Err(None) => return Step { user_ns: 0, system_ns: 0, after: After::Sleep(10_000_000) },
+                if let Err(blocked) = cx.mm.iget(ino, cx.cpu) {
+                    return file_op_blocked(cx, blocked);
                 }
                 cx.mm.open_file(ino);
             }
@@ -416,13 +411,8 @@ impl Task for Driver {
             let n = self.counts[self.shared.borrow().round] as usize;
             while self.rm < n {
                 let ino = self.shared.borrow().files[self.rm];
-                match cx.mm.unlink_file(ino, cx.cpu) {
-                    Err(Some(pfn)) => {
-                        let wq = cx.mm.page_waitqueue(pfn);
-                        return Step { after: After::Wait(wq), ..idle };
-                    }
-                    Err(None) => return Step { after: After::Sleep(10_000_000), ..idle },
-                    Ok(()) => {}
+                if let Err(blocked) = cx.mm.unlink_file(ino, cx.cpu) {
+                    return file_op_blocked(cx, blocked);
                 }
                 self.shared.borrow_mut().files[self.rm] = Ino::MAX;
                 self.rm += 1;

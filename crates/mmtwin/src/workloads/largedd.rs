@@ -13,7 +13,7 @@ use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
-use super::fileio::{mem_total, page_loop, step_after, syscalls_per_page_ns, validate_cpus, write_op, Stop};
+use super::fileio::{file_op_blocked, mem_total, page_loop, step_after, syscalls_per_page_ns, validate_cpus, write_op, Stop};
 use super::{MetricSample, Preferred, WorkloadRun};
 use crate::config::machine::MachineLayout;
 use crate::config::size::Bytes;
@@ -170,13 +170,8 @@ impl Task for LargeddTask {
                 }
                 if dst == Ino::MAX {
                     // The source's inode may have been pruned since the last copy closed it.
-                    match cx.mm.iget(self.src, cx.cpu) {
-                        Ok(()) => {}
-                        Err(Some(pfn)) => {
-                            let wq = cx.mm.page_waitqueue(pfn);
-                            return Step { user_ns: 0, system_ns: 0, after: After::Wait(wq) };
-                        }
-                        Err(None) => return Step { user_ns: 0, system_ns: 0, after: After::Sleep(10_000_000) },
+                    if let Err(blocked) = cx.mm.iget(self.src, cx.cpu) {
+                        return file_op_blocked(cx, blocked);
                     }
                     if !cx.mm.open_file(self.src) {
                         unreachable!("the source exists until the delete phase");
@@ -231,11 +226,7 @@ impl Task for LargeddTask {
                 }
                 let ino = self.files[n as usize];
                 match cx.mm.unlink_file(ino, cx.cpu) {
-                    Err(Some(pfn)) => {
-                        let wq = cx.mm.page_waitqueue(pfn);
-                        Step { user_ns: 0, system_ns: 0, after: After::Wait(wq) }
-                    }
-                    Err(None) => Step { user_ns: 0, system_ns: 0, after: After::Sleep(10_000_000) },
+                    Err(blocked) => file_op_blocked(cx, blocked),
                     Ok(()) => {
                         self.phase = Phase::Delete { n: n + 1 };
                         Step { user_ns: 0, system_ns: 0, after: After::Continue }

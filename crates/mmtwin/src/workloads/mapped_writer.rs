@@ -13,7 +13,7 @@ use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
-use super::fileio::{mem_total, page_loop, step_after, validate_cpus, Stop};
+use super::fileio::{file_op_blocked, mem_total, page_loop, step_after, validate_cpus, Stop};
 use super::{MetricSample, Preferred, WorkloadRun};
 use crate::config::machine::MachineLayout;
 use crate::config::ConfigError;
@@ -134,11 +134,7 @@ impl Task for Writer {
                 let ino = sh.files[n];
                 drop(sh);
                 match cx.mm.unlink_file(ino, cx.cpu) {
-                    Err(Some(pfn)) => {
-                        let wq = cx.mm.page_waitqueue(pfn);
-                        Step { user_ns: 0, system_ns: 0, after: After::Wait(wq) }
-                    }
-                    Err(None) => Step { user_ns: 0, system_ns: 0, after: After::Sleep(10_000_000) },
+                    Err(blocked) => file_op_blocked(cx, blocked),
                     Ok(()) => {
                         self.phase = Phase::Remove { n: n + 1 };
                         Step { user_ns: 0, system_ns: 0, after: After::Continue }

@@ -12,7 +12,7 @@ use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
-use super::fileio::{mem_total, page_loop, step_after, validate_cpus, write_op, Stop};
+use super::fileio::{file_op_blocked, mem_total, page_loop, step_after, validate_cpus, write_op, Stop};
 use super::{MetricSample, Preferred, WorkloadRun};
 use crate::config::machine::MachineLayout;
 use crate::config::size::Bytes;
@@ -168,13 +168,8 @@ impl Task for Driver {
         // rm file-*: unlink waits for the writeback of each page.
         let files = self.shared.borrow().files.clone();
         if self.rm < files.len() {
-            match cx.mm.unlink_file(files[self.rm], cx.cpu) {
-                Err(Some(pfn)) => {
-                    let wq = cx.mm.page_waitqueue(pfn);
-                    return Step { after: After::Wait(wq), ..idle };
-                }
-                Err(None) => return Step { after: After::Sleep(10_000_000), ..idle },
-                Ok(()) => {}
+            if let Err(blocked) = cx.mm.unlink_file(files[self.rm], cx.cpu) {
+                return file_op_blocked(cx, blocked);
             }
             self.rm += 1;
             return idle;
