@@ -1,6 +1,7 @@
 //! Mechanism tests of block and inode placement (fs/balloc.rs, fs/ialloc.rs): one kernel
 //! behaviour each.
 
+mod common;
 use mmtwin::block::SECTORS_PER_PAGE;
 use mmtwin::config::scenario::Scenario;
 use mmtwin::fs::ialloc::ROOT_DIR;
@@ -187,5 +188,48 @@ proptest::proptest! {
         for g in 0..4u64 {
             proptest::prop_assert_eq!(u64::from(fs.group_free[g as usize]), set.range(g * BLOCKS_PER_GROUP..(g + 1) * BLOCKS_PER_GROUP).count() as u64);
         }
+    }
+}
+
+#[test]
+fn at_delete_ext3_reads_the_indirect_blocks_not_cached_their_children_last_to_first_and_ext2_first_to_last() {
+    // A file of 4,108 blocks maps blocks 12-1035 through its single-indirect block and the
+    // rest through the double-indirect block's first three children (slots 3-5). Laid out on
+    // disk with none of them cached, its delete (ext3_truncate / ext2_truncate_blocks) reads
+    // each before it frees the blocks under it, one read at a time: the single-indirect block,
+    // the double-indirect block, then its children, ext3 from the last, ext2 from the first.
+    for (fs, children) in [("ext3", [5, 4, 3]), ("ext2", [3, 4, 5])] {
+        let mut mm = boot(fs);
+        let ino = mm.create_file(0, 0).unwrap();
+        mm.lay_out_file(ino, 12 + 1024 + 3 * 1024);
+        let meta = mm.inode(ino).meta_blocks.clone();
+        assert_eq!(meta.keys().copied().collect::<Vec<_>>(), [0, 1, 3, 4, 5]);
+        mm.close_file(ino);
+        let reads0 = mm.bdevs[0].stats.metadata_reads;
+        let mut read = Vec::new();
+        loop {
+            match mm.unlink_file(ino, 0) {
+                Ok(()) => break,
+                Err(Some(pfn)) => {
+                    read.push(u64::from(mm.pages[pfn as usize].index));
+                    common::run_io(&mut mm);
+                }
+                Err(None) => panic!("{fs}: no memory"),
+            }
+        }
+        let want: Vec<u64> = [0, 1].into_iter().chain(children).map(|slot| meta[&slot]).collect();
+        assert_eq!(read, want, "{fs}: blocks read, in order");
+        assert_eq!(mm.bdevs[0].stats.metadata_reads - reads0, 5, "{fs}");
+        assert!(mm.inodes[ino as usize].is_none());
+    }
+    // Blocks still cached are not read again, and ext4's extents need none.
+    for fs in ["ext3", "ext4"] {
+        let mut mm = boot(fs);
+        let ino = mm.create_file(0, 0).unwrap();
+        write_as(&mut mm, ino, 1, 0..2000);
+        mm.close_file(ino);
+        let reads0 = mm.bdevs[0].stats.metadata_reads;
+        assert_eq!(mm.unlink_file(ino, 0), Ok(()), "{fs}");
+        assert_eq!(mm.bdevs[0].stats.metadata_reads, reads0, "{fs}");
     }
 }

@@ -343,6 +343,54 @@ impl Mm {
         }
     }
 
+    /// The indirect blocks ext2/ext3 read to free a deleted file's blocks (ext3_truncate →
+    /// ext3_free_branches, ext2_truncate_blocks → ext2_free_branches, 2.6–3.x; 6.x's ext4
+    /// driver walks an indirect-mapped file as ext3 does), in the order they are read, each with
+    /// its depth on the indirect path. Each is read with sb_bread before the blocks it maps are
+    /// freed, depth first: the single-indirect block, the double-indirect block and its
+    /// children, then the triple-indirect tree. ext3 takes an indirect block's children last to
+    /// first (`while (--p >= first)`), ext2 first to last. The block bitmaps ext3_free_blocks
+    /// reads are not cached pages in the model, so they are not among them. Empty for file
+    /// systems with extents.
+    pub fn truncate_reads(&self, ino: Ino) -> Vec<(u64, usize)> {
+        let i = self.inode(ino);
+        let reverse = match self.sbs[i.sb].fs_type {
+            FsType::Ext3 => true,
+            FsType::Ext2 => false,
+            FsType::Ext4 | FsType::Xfs => return Vec::new(),
+        };
+        let mut walk: Vec<((u32, u32, u32), u64, usize)> = i
+            .meta_blocks
+            .iter()
+            .map(|(&slot, &block)| {
+                let (key, level) = free_branches_order(slot, reverse);
+                (key, block, level)
+            })
+            .collect();
+        walk.sort_unstable();
+        walk.into_iter().map(|(_, block, level)| (block, level)).collect()
+    }
+
+    /// A deleted ext2/ext3 file's truncate reads its indirect blocks (`truncate_reads`) one at
+    /// a time: a block reclaim dropped is read synchronously (sb_bread waits for it) before the
+    /// walk goes on. Err(page) for the caller to wait on and call again; Ok once all are read.
+    pub fn free_branches(&mut self, ino: Ino, cpu: usize) -> Result<(), crate::mm::Pfn> {
+        let sb = self.inode(ino).sb;
+        let mut left = self.truncating.remove(&ino).unwrap_or_else(|| {
+            let mut reads = self.truncate_reads(ino);
+            reads.reverse();
+            reads
+        });
+        while let Some(&(block, level)) = left.last() {
+            if let Some((pfn, _)) = self.bread_metadata(sb, block, level, Some(cpu)) {
+                self.truncating.insert(ino, left);
+                return Err(pfn);
+            }
+            left.pop();
+        }
+        Ok(())
+    }
+
     /// Frees file `ino`'s data and indirect blocks (ext3_free_blocks / ext4_free_blocks at
     /// delete), and its window.
     pub fn free_file_blocks(&mut self, ino: Ino) {
@@ -357,6 +405,23 @@ impl Mm {
         }
         for b in meta.into_values() {
             free.give(b, 1);
+        }
+    }
+}
+
+/// Where the indirect block in `slot` (`FsType::indirect_chain`) comes in a truncate's depth-first
+/// walk, and its depth: a sort key (tree, child, grandchild; 0 for the tree's own block), children
+/// last to first when `reverse` (ext3).
+fn free_branches_order(slot: u32, reverse: bool) -> ((u32, u32, u32), usize) {
+    const PTRS: u32 = 1024;
+    let child = |k: u32| 1 + if reverse { PTRS - 1 - k } else { k };
+    match slot {
+        0..=2 => ((slot, 0, 0), 0),
+        3..=1026 => ((1, child(slot - 3), 0), 1),
+        1027..=2050 => ((2, child(slot - 1027), 0), 1),
+        _ => {
+            let m = slot - 2051;
+            ((2, child(m / PTRS), child(m % PTRS)), 2)
         }
     }
 }

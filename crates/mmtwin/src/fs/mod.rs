@@ -742,7 +742,8 @@ impl Mm {
     /// Unlinks a file (unlink + the final iput): drops its name and, once nobody uses it,
     /// truncates its page cache and frees the inode, as truncate_inode_pages does it: a first
     /// pass removes every page that is neither locked nor under writeback (a dirty one is
-    /// cancelled, never written), then the pages under writeback are waited for one by one.
+    /// cancelled, never written), then the pages under writeback are waited for one by one;
+    /// ext2/ext3 then read the file's indirect blocks that are not cached (`free_branches`).
     /// The name's lookup reads back an inode the shrinkers evicted (`iget`). Returns
     /// Err(Some(pfn)) of a page for the caller to wait on (that read, or a page under
     /// writeback) and call again, Err(None) when the lookup found no memory (try later), Ok
@@ -775,6 +776,9 @@ impl Mm {
         if let Some(index) = self.radix_nodes.next(root, 0, Some(PAGECACHE_TAG_WRITEBACK)) {
             return Err(Some(self.radix_nodes.lookup(root, index).expect("a tagged page is cached")));
         }
+        // ext3_delete_inode → ext3_truncate: the indirect blocks are read to free the file's
+        // blocks.
+        self.free_branches(ino, cpu).map_err(Some)?;
         self.evict_inode(ino, cpu);
         Ok(())
     }

@@ -276,6 +276,7 @@ impl Mm {
             sbs: Vec::new(),
             inodes: Vec::new(),
             evicted_inodes: Default::default(),
+            truncating: Default::default(),
             slab_caches: Vec::new(),
             radix_preload: Vec::new(),
             radix_nodes: Default::default(),

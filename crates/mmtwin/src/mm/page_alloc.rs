@@ -150,6 +150,9 @@ pub struct Mm {
     /// number: what the disk keeps of them (size, place, blocks) until a lookup reads the
     /// inode back (`iget`) or an unlink frees it.
     pub evicted_inodes: std::collections::BTreeMap<u32, Box<crate::fs::Inode>>,
+    /// Deleted ext2/ext3 files whose truncate is under way: the metadata blocks it has still
+    /// to read, last first (`truncate_reads`), while it waits for one not cached.
+    pub truncating: std::collections::BTreeMap<u32, Vec<(u64, usize)>>,
     /// Slab caches.
     pub slab_caches: Vec<super::slab::KmemCache>,
     /// Each CPU's preloaded page-cache tree nodes (radix_tree_preloads): the slabs holding them.
