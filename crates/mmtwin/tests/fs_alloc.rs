@@ -212,6 +212,13 @@ fn at_delete_ext3_reads_the_indirect_blocks_not_cached_their_children_last_to_fi
                 Ok(()) => break,
                 Err(Some(pfn)) => {
                     read.push(u64::from(mm.pages[pfn as usize].index));
+                    mmtwin::testing::checkers::check_all(&mm).unwrap();
+                    if read.len() == 1 {
+                        // The checker catches a delete that would read a block not the file's.
+                        mm.truncating.get_mut(&ino).unwrap().push((1, 0));
+                        assert!(mmtwin::testing::checkers::check_all(&mm).is_err());
+                        mm.truncating.get_mut(&ino).unwrap().pop();
+                    }
                     common::run_io(&mut mm);
                 }
                 Err(None) => panic!("{fs}: no memory"),

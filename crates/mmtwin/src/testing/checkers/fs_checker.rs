@@ -1,5 +1,7 @@
-//! Directory i_mutex invariants: a task that holds a directory's i_mutex is not also waiting
-//! for it, and no task waits twice.
+//! File system invariants. Directory i_mutex: a task that holds a directory's i_mutex is not
+//! also waiting for it, and no task waits twice. A delete under way (`Mm::truncating`): its
+//! inode is in core, unlinked, unused, off the writeback and LRU lists and without page cache,
+//! and every block it has still to read is one of the file's indirect blocks.
 
 use crate::mm::Mm;
 
@@ -15,6 +17,20 @@ pub fn check(mm: &Mm) -> Result<(), String> {
                     return Err(format!("sb {sb} directory {id}: task {t} is on the i_mutex wait list twice"));
                 }
             }
+        }
+    }
+    for (&ino, left) in &mm.truncating {
+        let Some(Some(i)) = mm.inodes.get(ino as usize) else {
+            return Err(format!("inode {ino}: its delete is under way but it is not in core"));
+        };
+        if i.nlink != 0 || i.i_count != 0 || i.dirty_key.is_some() || i.lru_key.is_some() {
+            return Err(format!("inode {ino}: its delete is under way but nlink {} i_count {} dirty {} on LRU {}", i.nlink, i.i_count, i.dirty_key.is_some(), i.lru_key.is_some()));
+        }
+        if mm.mapping(i.mapping).nrpages() != 0 {
+            return Err(format!("inode {ino}: its delete is under way with pages still cached"));
+        }
+        if let Some(&(b, _)) = left.iter().find(|&&(b, _)| !i.meta_blocks.values().any(|&m| m == b)) {
+            return Err(format!("inode {ino}: its delete would read block {b}, not one of its indirect blocks"));
         }
     }
     Ok(())
