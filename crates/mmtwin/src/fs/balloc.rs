@@ -36,7 +36,7 @@
 
 use std::collections::BTreeMap;
 
-use super::jbd::{BLOCKS_PER_GROUP, FLEX_BG};
+use super::jbd::{free_branches_order, BLOCKS_PER_GROUP, FLEX_BG};
 use super::{FsType, Ino};
 use crate::mm::page_alloc::Mm;
 
@@ -409,19 +409,3 @@ impl Mm {
     }
 }
 
-/// Where the indirect block in `slot` (`FsType::indirect_chain`) comes in a truncate's depth-first
-/// walk, and its depth: a sort key (tree, child, grandchild; 0 for the tree's own block), children
-/// last to first when `reverse` (ext3).
-fn free_branches_order(slot: u32, reverse: bool) -> ((u32, u32, u32), usize) {
-    const PTRS: u32 = 1024;
-    let child = |k: u32| 1 + if reverse { PTRS - 1 - k } else { k };
-    match slot {
-        0..=2 => ((slot, 0, 0), 0),
-        3..=1026 => ((1, child(slot - 3), 0), 1),
-        1027..=2050 => ((2, child(slot - 1027), 0), 1),
-        _ => {
-            let m = slot - 2051;
-            ((2, child(m / PTRS), child(m % PTRS)), 2)
-        }
-    }
-}

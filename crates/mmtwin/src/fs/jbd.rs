@@ -130,7 +130,7 @@ impl FsType {
     /// blocks and for file systems with extents.
     pub fn indirect_chain(self, index: u64) -> ([u32; 3], usize) {
         const NDIR: u64 = 12;
-        const PTRS: u64 = 1024;
+        const PTRS: u64 = ADDR_PER_BLOCK as u64;
         if !matches!(self, FsType::Ext2 | FsType::Ext3) || index < NDIR {
             return ([0; 3], 0);
         }
@@ -144,6 +144,26 @@ impl FsType {
         }
         let i = i - PTRS * PTRS;
         ([2, (3 + PTRS + i / (PTRS * PTRS)) as u32, (3 + 2 * PTRS + i / PTRS) as u32], 3)
+    }
+}
+
+/// Block pointers in an ext2/ext3 indirect block of 4 KiB (EXT3_ADDR_PER_BLOCK).
+const ADDR_PER_BLOCK: u32 = 1024;
+
+/// Where the indirect block in `slot` (`FsType::indirect_chain`'s numbering) comes in a
+/// truncate's depth-first walk, and its depth: a sort key (tree, child, grandchild; 0 for a
+/// tree's own block), an indirect block's children last to first when `reverse` (ext3).
+pub fn free_branches_order(slot: u32, reverse: bool) -> ((u32, u32, u32), usize) {
+    const PTRS: u32 = ADDR_PER_BLOCK;
+    let child = |k: u32| 1 + if reverse { PTRS - 1 - k } else { k };
+    match slot {
+        0..=2 => ((slot, 0, 0), 0),
+        _ if slot < 3 + PTRS => ((1, child(slot - 3), 0), 1),
+        _ if slot < 3 + 2 * PTRS => ((2, child(slot - 3 - PTRS), 0), 1),
+        _ => {
+            let m = slot - 3 - 2 * PTRS;
+            ((2, child(m / PTRS), child(m % PTRS)), 2)
+        }
     }
 }
 

@@ -306,8 +306,9 @@ pub struct SuperBlock {
     /// The block device's inode, whose page cache holds the file system's metadata blocks
     /// ("Buffers"); made at the first metadata block cached.
     pub bdev_ino: Option<Ino>,
-    /// The metadata block looked up last at each depth of an indirect path (0-2), and the
-    /// directory dx_root (3) and leaf (4) looked up last, with their pages (a lookup shortcut
+    /// The metadata block looked up last at each depth of an indirect path (0-2), the
+    /// directory dx_root (3) and leaf (4) and the inode table block (5) looked up last, with
+    /// their pages (a lookup shortcut
     /// of the model's: the page is checked to still hold the block before use).
     pub meta_hint: [Option<(u64, Pfn)>; 6],
 }
