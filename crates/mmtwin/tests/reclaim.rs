@@ -784,6 +784,50 @@ fn program_text_mapped_executable_is_activated_and_counted_rotated_at_its_first_
 }
 
 #[test]
+fn faults_allocate_a_zeroed_page_table_page_per_2m_on_the_faulting_node_counted_until_the_mapping_goes() {
+    // A shared mapping of a sparse file, written one page at a time from a CPU of node 1: the
+    // first fault allocates the PMD page of the first GiB and the PTE page of the first 2 MiB,
+    // the 513th fault the second PTE page; all on node 1, unmovable. NR_PAGETABLE counts the
+    // PTE pages in 3.x and the PMD page too in 6.x; exit (unmap_file) frees them all.
+    for (profile, pmd_counted) in [("linux-3.0", false), ("linux-6.x", true)] {
+        let mut mm = boot(profile, 2, 1, "256M", "");
+        let cpu = 1; // node 1's CPU
+        let ino = mm.create_file(0, cpu).unwrap();
+        mm.inode_mut(ino).size_pages = 513; // a sparse file: all holes
+        let mut t = Default::default();
+        for i in 0..513 {
+            loop {
+                match mm.filemap_fault(ino, i, true, false, cpu, &mut t) {
+                    mmtwin::mm::filemap::PageIo::Done => break,
+                    mmtwin::mm::filemap::PageIo::Wait(_) => run_io(&mut mm),
+                    other => panic!("{profile}: {other:?}"),
+                }
+            }
+            let tables = &mm.file_tables[&ino];
+            let ptes = tables.pages().count() - 1;
+            assert_eq!(ptes, if i < 512 { 1 } else { 2 }, "{profile}: PTE pages after the fault of page {i}");
+        }
+        let tables: Vec<Pfn> = mm.file_tables[&ino].pages().collect();
+        assert_eq!(tables.len(), 3, "{profile}: one PMD page and two PTE pages");
+        for &pfn in &tables {
+            assert_eq!(mm.zones[mm.page_zone(pfn)].node, 1, "{profile}: pfn {pfn} is on the faulting CPU's node");
+            assert_eq!(mm.get_pageblock_migratetype(pfn), mmtwin::mm::mmzone::MigrateType::Unmovable, "{profile}: pfn {pfn}");
+        }
+        let counted = mm.global_page_state(ZoneStat::NrPageTable);
+        assert_eq!(counted, if pmd_counted { 3 } else { 2 }, "{profile}: NR_PAGETABLE");
+        assert!(mm.proc_vmstat().contains(&format!("nr_page_table_pages {counted}\n")));
+        mmtwin::testing::checkers::check_all(&mm).unwrap();
+        mm.unmap_file(ino, cpu);
+        assert!(!mm.file_tables.contains_key(&ino));
+        assert_eq!(mm.global_page_state(ZoneStat::NrPageTable), 0, "{profile}: all freed at exit");
+        for &pfn in &tables {
+            assert_ne!(mm.pages[pfn as usize].state(), PageState::Allocated, "{profile}: pfn {pfn} freed");
+        }
+        mmtwin::testing::checkers::check_all(&mm).unwrap();
+    }
+}
+
+#[test]
 fn the_systems_program_text_is_read_in_through_faults_at_boot() {
     use mmtwin::config::scenario::Scenario;
     // A 64M machine whose system maps 4M of program text; the run is a small anon-churn.

@@ -82,6 +82,27 @@ fn new_anon_pages_are_mapped_counted_and_start_on_the_active_list_in_3x() {
 }
 
 #[test]
+fn anonymous_faults_allocate_a_page_table_page_per_2m_and_reclaim_leaves_the_tables() {
+    // 1,025 pages span three 2 MiB PTE pages under one PMD page; 3.0 counts the PTE pages.
+    let mut mm = boot("32M");
+    let vma = populate(&mut mm, 1025);
+    let t = &mm.anon_vmas[vma as usize].tables;
+    assert_eq!((t.pmd.len(), t.pte.len(), t.pages().count()), (1, 3, 4));
+    assert_eq!(mm.global_page_state(ZoneStat::NrPageTable), 3);
+    // Swapping pages out leaves their entries (now swap entries) in the same tables.
+    let Pte::Present(pfn) = mm.anon_vmas[vma as usize].ptes[0] else { panic!() };
+    let zid = mm.page_zone(pfn);
+    let tables = mm.anon_vmas[vma as usize].tables.clone();
+    for _ in 0..4 {
+        reclaim_pass(&mut mm, zid);
+        complete_io(&mut mm);
+    }
+    assert!(mm.events.get(VmStat::Pswpout) > 0, "some pages were swapped out");
+    assert_eq!(mm.anon_vmas[vma as usize].tables, tables, "reclaim does not free page tables");
+    check_all(&mm).unwrap();
+}
+
+#[test]
 fn without_swap_reclaim_leaves_anon_pages_alone() {
     let mut mm = boot("0");
     let vma = populate(&mut mm, 64);

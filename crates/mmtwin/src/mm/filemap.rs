@@ -477,10 +477,11 @@ impl Mm {
     // ------------------------------------------------------------------------------------------
     // Shared file mappings.
 
-    /// A page fault on a file mapping (filemap_fault + __do_fault): finds the page or reads
-    /// around it (32 pages centred on the fault, until faults keep missing), maps it young
-    /// (`exec`: by a VM_EXEC mapping, program text), and for a write dirties it and throttles
-    /// the writer. Wait means retry after the I/O.
+    /// A page fault on a file mapping (handle_mm_fault's page-table allocation, then
+    /// filemap_fault + __do_fault): finds the page or reads around it (32 pages centred on the
+    /// fault, until faults keep missing), maps it young (`exec`: by a VM_EXEC mapping, program
+    /// text), and for a write dirties it and throttles the writer. Wait means retry after the
+    /// I/O.
     pub fn filemap_fault(&mut self, ino: Ino, index: u32, write: bool, exec: bool, cpu: usize, t: &mut DirtyThrottle) -> PageIo {
         let mapping = self.inode(ino).mapping;
         // The previous write fault's balance_dirty_pages loop ends before this fault.
@@ -488,6 +489,11 @@ impl Mm {
             return PageIo::Retry;
         }
         self.cost_ns += self.costs.page_fault_ns;
+        match self.pte_alloc(super::memory::TableOwner::File(ino), index, cpu, true) {
+            Ok(()) => {}
+            Err(AllocFailure::SleepFirst) => return PageIo::Retry,
+            Err(AllocFailure::NoMem) => return PageIo::NoMem,
+        }
         let pfn = match self.find_get_page(mapping, index) {
             Some(p) => {
                 let ra = &mut self.inode_mut(ino).ra;
@@ -566,9 +572,10 @@ impl Mm {
         self.pages[pfn as usize].flags &= !(PG_MAPPED | PG_YOUNG | PG_EXEC_MAPPED);
     }
 
-    /// munmap / exit of a shared file mapping: every mapped page of the file is unmapped; a
-    /// young one is marked accessed (zap_pte_range).
-    pub fn unmap_file(&mut self, ino: Ino) {
+    /// munmap / exit of a shared file mapping on `cpu`: every mapped page of the file is
+    /// unmapped, a young one marked accessed (zap_pte_range), and the mapping's page-table
+    /// pages are freed (free_pgtables).
+    pub fn unmap_file(&mut self, ino: Ino, cpu: usize) {
         let mapping = self.inode(ino).mapping;
         let pages = self.mapping_pages(mapping);
         for pfn in pages {
@@ -584,6 +591,7 @@ impl Mm {
             p.flags &= !(PG_MAPPED | PG_YOUNG | PG_EXEC_MAPPED);
             self.mod_page_state(pfn, ZoneStat::NrFileMapped, -1);
         }
+        self.free_pgtables(super::memory::TableOwner::File(ino), cpu);
     }
 }
 

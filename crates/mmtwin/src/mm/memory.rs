@@ -1,19 +1,34 @@
 //! Anonymous memory: private anonymous regions, their page-table entries and the faults that
 //! fill them (mm/memory.c do_anonymous_page and do_swap_page), and the reverse map from an
-//! anonymous page to its entry (mm/rmap.c try_to_unmap_anon).
+//! anonymous page to its entry (mm/rmap.c try_to_unmap_anon). Also the page-table pages any
+//! mapping's faults allocate (__pte_alloc, __pmd_alloc) and munmap frees (free_pgtables).
 //!
 //! A region is one vma with its anon_vma; it has one page-table entry per page: empty, a
 //! present page, or a swap slot. An anonymous page records its region in `mapping` (with
 //! `PAGE_MAPPING_ANON`, as the kernel tags page->mapping) and its page offset in `index`, which
 //! is all try_to_unmap needs to find the entry. One process maps each region.
+//!
+//! Page-table pages (x86_64, four levels): a fault in a 2 MiB span of a mapping that has no
+//! PTE page yet allocates one, and a 1 GiB span without a PMD page allocates that first
+//! (handle_mm_fault: pmd_alloc, then pte_alloc, before the fault proper). Each is an order-0
+//! GFP_KERNEL | __GFP_ZERO page (3.x PGALLOC_GFP; 6.x GFP_PGTABLE_USER), unmovable, taken on
+//! the faulting CPU's node and zeroed. NR_PAGETABLE (nr_page_table_pages) counts the PTE pages
+//! in 3.x (pgtable_page_ctor; a PMD page is a bare get_zeroed_page there) and PTE and PMD pages
+//! in 6.x (pagetable_pte_ctor, pagetable_pmd_ctor). They stay until the mapping goes
+//! (munmap or exit: free_pgtables, freed hot through the mmu_gather batch), however few
+//! entries are left in them. A mapping is taken to start on a 1 GiB boundary, so page i of it
+//! sits under PTE page i / 512 and PMD page i / 262144; a real mapping's start needs at most
+//! one more page of each. The PUD and PGD pages belong to process creation, which is not
+//! modelled.
 
 use super::gfp::Gfp;
 use super::mm_types::*;
 use super::mmzone::ZoneStat;
-use super::page_alloc::Mm;
+use super::page_alloc::{AllocFailure, Mm};
 use super::vmstat::Era;
 use super::vmstat::VmStat;
 use super::Pfn;
+use crate::fs::Ino;
 
 /// page->mapping of an anonymous page: this bit plus the region id.
 pub const PAGE_MAPPING_ANON: u32 = 1 << 31;
@@ -31,6 +46,35 @@ pub enum Pte {
 #[derive(Clone, Debug, Default)]
 pub struct AnonVma {
     pub ptes: Vec<Pte>,
+    /// The page-table pages holding `ptes`.
+    pub tables: PageTables,
+}
+
+/// Pages one PTE page maps (PTRS_PER_PTE on x86_64: 2 MiB).
+pub const PTRS_PER_PTE: u32 = 512;
+/// Pages one PMD page maps (PTRS_PER_PMD × PTRS_PER_PTE: 1 GiB).
+pub const PMD_SPAN_PAGES: u32 = 512 * PTRS_PER_PTE;
+
+/// The page-table pages of one mapping: its PTE pages by 2 MiB span and its PMD pages by
+/// 1 GiB span (`NIL` where none is allocated yet).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PageTables {
+    pub pte: Vec<Pfn>,
+    pub pmd: Vec<Pfn>,
+}
+
+impl PageTables {
+    /// Every page-table page, PMD pages first.
+    pub fn pages(&self) -> impl Iterator<Item = Pfn> + '_ {
+        self.pmd.iter().chain(self.pte.iter()).copied().filter(|&p| p != NIL)
+    }
+}
+
+/// Whose page tables: an anonymous region or a file's shared mapping (one mapper per file).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableOwner {
+    Anon(u32),
+    File(Ino),
 }
 
 /// What a fault on an anonymous address came to.
@@ -49,8 +93,83 @@ impl Mm {
     /// A new anonymous region of `pages` pages, all entries empty (mmap of private anonymous
     /// memory). Returns its id.
     pub fn anon_vma_new(&mut self, pages: u32) -> u32 {
-        self.anon_vmas.push(AnonVma { ptes: vec![Pte::None; pages as usize] });
+        self.anon_vmas.push(AnonVma { ptes: vec![Pte::None; pages as usize], tables: PageTables::default() });
         self.anon_vmas.len() as u32 - 1
+    }
+
+    fn tables_mut(&mut self, owner: TableOwner) -> &mut PageTables {
+        match owner {
+            TableOwner::Anon(vma) => &mut self.anon_vmas[vma as usize].tables,
+            TableOwner::File(ino) => self.file_tables.entry(ino).or_default(),
+        }
+    }
+
+    /// Whether NR_PAGETABLE counts PMD pages (6.x's pagetable_pmd_ctor; not 3.x).
+    fn pmd_pages_counted(&self) -> bool {
+        self.era == Era::Linux6
+    }
+
+    /// pmd_alloc and pte_alloc for page `index` of a mapping (handle_mm_fault before the fault
+    /// itself): the PMD page of its 1 GiB span and the PTE page of its 2 MiB span, each
+    /// allocated if missing. `may_sleep`: the caller can stop for the allocator's wait (the file
+    /// fault), so a stalled allocation ends the fault and it is retried after the sleep.
+    pub fn pte_alloc(&mut self, owner: TableOwner, index: u32, cpu: usize, may_sleep: bool) -> Result<(), AllocFailure> {
+        let (pmd_i, pte_i) = ((index / PMD_SPAN_PAGES) as usize, (index / PTRS_PER_PTE) as usize);
+        let t = match owner {
+            TableOwner::Anon(vma) => Some(&self.anon_vmas[vma as usize].tables),
+            TableOwner::File(ino) => self.file_tables.get(&ino),
+        };
+        if t.is_some_and(|t| t.pte.get(pte_i).is_some_and(|&p| p != NIL)) {
+            return Ok(());
+        }
+        let have_pmd = t.is_some_and(|t| t.pmd.get(pmd_i).is_some_and(|&p| p != NIL));
+        if !have_pmd {
+            let counted = self.pmd_pages_counted();
+            let pfn = self.pgtable_alloc(cpu, may_sleep, counted)?;
+            let t = self.tables_mut(owner);
+            if t.pmd.len() <= pmd_i {
+                t.pmd.resize(pmd_i + 1, NIL);
+            }
+            t.pmd[pmd_i] = pfn;
+        }
+        let pfn = self.pgtable_alloc(cpu, may_sleep, true)?;
+        let t = self.tables_mut(owner);
+        if t.pte.len() <= pte_i {
+            t.pte.resize(pte_i + 1, NIL);
+        }
+        t.pte[pte_i] = pfn;
+        Ok(())
+    }
+
+    /// One zeroed page-table page for `cpu` (pte_alloc_one / pmd_alloc_one), counted in
+    /// NR_PAGETABLE when `counted` (the era's ctor).
+    fn pgtable_alloc(&mut self, cpu: usize, may_sleep: bool, counted: bool) -> Result<Pfn, AllocFailure> {
+        let gfp = Gfp::GFP_KERNEL.with(Gfp::ZERO);
+        let pfn = if may_sleep { self.alloc_pages_or_sleep(gfp, 0, cpu)? } else { self.alloc_pages(gfp, 0, cpu).ok_or(AllocFailure::NoMem)? };
+        self.cost_ns += self.costs.clear_page_ns * self.numa_factor_x10(cpu, pfn) / 10;
+        if counted {
+            self.mod_page_state(pfn, ZoneStat::NrPageTable, 1);
+        }
+        Ok(pfn)
+    }
+
+    /// free_pgtables at munmap or exit: every page-table page of the mapping goes back (hot,
+    /// as the mmu_gather batch frees them), uncounted from NR_PAGETABLE first (the dtor).
+    pub fn free_pgtables(&mut self, owner: TableOwner, cpu: usize) {
+        let t = std::mem::take(self.tables_mut(owner));
+        if let TableOwner::File(ino) = owner {
+            self.file_tables.remove(&ino);
+        }
+        let counted = self.pmd_pages_counted();
+        for (pfn, is_pte) in t.pmd.iter().map(|&p| (p, false)).chain(t.pte.iter().map(|&p| (p, true))) {
+            if pfn == NIL {
+                continue;
+            }
+            if is_pte || counted {
+                self.mod_page_state(pfn, ZoneStat::NrPageTable, -1);
+            }
+            self.free_pages(pfn, 0, cpu);
+        }
     }
 
     /// handle_mm_fault on an anonymous region: a touch of page `index` (a store if `write`).
@@ -68,7 +187,12 @@ impl Mm {
                 }
                 Fault::Done { major: false }
             }
-            Pte::None => self.do_anonymous_page(vma, index, cpu),
+            Pte::None => {
+                if self.pte_alloc(TableOwner::Anon(vma), index, cpu, false).is_err() {
+                    return Fault::Oom;
+                }
+                self.do_anonymous_page(vma, index, cpu)
+            }
             Pte::Swap(slot) => self.do_swap_page(vma, index, slot, write, cpu),
         }
     }

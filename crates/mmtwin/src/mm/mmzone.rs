@@ -188,10 +188,12 @@ pub enum ZoneStat {
     NrWritten,
     NrVmscanWrite,
     NrVmscanImmediate,
+    /// NR_PAGETABLE: page-table pages (a node item in 6.x, summed the same way).
+    NrPageTable,
 }
 
 /// Number of zone stat items.
-pub const NR_ZONE_STAT_ITEMS: usize = 14;
+pub const NR_ZONE_STAT_ITEMS: usize = 15;
 
 /// A zone (struct zone).
 #[derive(Clone, Debug)]

@@ -234,6 +234,7 @@ const ZONE_STAT_NAMES: [(VmStat, ZoneStat); NR_ZONE_STAT_ITEMS] = [
     (VmStat::NrWritten, ZoneStat::NrWritten),
     (VmStat::NrVmscanWrite, ZoneStat::NrVmscanWrite),
     (VmStat::NrVmscanImmediateReclaim, ZoneStat::NrVmscanImmediate),
+    (VmStat::NrPageTablePages, ZoneStat::NrPageTable),
 ];
 
 /// The per-node page counts the vmstat timeline samples besides /proc/vmstat (the node's
@@ -513,7 +514,7 @@ impl Mm {
             ("nr_writeback", st(ZoneStat::NrWriteback)),
             ("nr_slab_reclaimable", st(ZoneStat::NrSlabReclaimable)),
             ("nr_slab_unreclaimable", st(ZoneStat::NrSlabUnreclaimable)),
-            ("nr_page_table_pages", 0),
+            ("nr_page_table_pages", st(ZoneStat::NrPageTable)),
             ("nr_kernel_stack", 0),
             ("nr_unstable", 0),
             ("nr_bounce", 0),

@@ -102,7 +102,7 @@ impl Task for Writer {
                 self.phase = Phase::Write { next };
                 if matches!(stop, Stop::Done) {
                     // exit: the mapping goes away (zap), the file is closed.
-                    cx.mm.unmap_file(ino);
+                    cx.mm.unmap_file(ino, cx.cpu);
                     cx.mm.close_file(ino);
                     let mut sh = self.shared.borrow_mut();
                     sh.running -= 1;

@@ -6,6 +6,8 @@
 //!                         lruvec its flags and zone name; no PG_lru page is off the lists.
 //! * `watermark_checker` — watermarks are ordered and fit within the zone's managed pages.
 //! * `swap_checker`      — anon page tables, the swap cache and the swap map agree.
+//! * `pgtable_checker`   — page-table pages are allocated, owned once, under every anonymous
+//!                         entry, and counted in NR_PAGETABLE.
 //! * `slab_checker`      — slab objects in use are the objects held (inodes, dentries, buffer
 //!                         heads, tree nodes); partial lists, slab counts and NR_SLAB_* agree;
 //!                         page-cache trees count their pages.
@@ -15,6 +17,7 @@
 pub mod buddy_checker;
 pub mod fs_checker;
 pub mod lru_checker;
+pub mod pgtable_checker;
 pub mod radix_tree_checker;
 pub mod slab_checker;
 pub mod swap_checker;
@@ -29,6 +32,7 @@ pub fn check_all(mm: &Mm) -> Result<(), String> {
     lru_checker::check(mm)?;
     watermark_checker::check(mm)?;
     swap_checker::check(mm)?;
+    pgtable_checker::check(mm)?;
     slab_checker::check(mm)?;
     radix_tree_checker::check(mm)?;
     fs_checker::check(mm)?;
