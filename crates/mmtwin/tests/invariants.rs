@@ -115,6 +115,27 @@ fn simulated_runs_keep_every_invariant_after_every_event() {
 }
 
 #[test]
+fn mapped_and_anonymous_faults_keep_every_invariant_after_every_event() {
+    // A mapped writer on ext3 and the system's anonymous working set: faults allocate page
+    // tables, exit frees the writer's, reclaim and swap run; the checkers (page tables and
+    // NR_PAGETABLE included) run after every event.
+    // The system's 4M of anonymous memory keeps its tables: two PTE pages, and in 6.x the PMD
+    // page above them counts too.
+    for (profile, system_tables) in [("linux-3.0", 2), ("linux-6.x", 3)] {
+        let text = format!(
+            "[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [{{ id = 0, cpus = 2, memory = \"32M\" }}]\n\
+             boot_reserved = \"1M\"\nfs = \"ext3\"\nswap = \"16M\"\nsystem = {{ anon = \"4M\", period = \"20ms\", working_set = 0.5 }}\n\
+             [[kernel]]\nname = \"k\"\nprofile = \"{profile}\"\n[workload]\ntype = \"mapped-writer\"\ntotal_ratio = 1.2\n"
+        );
+        let cfg = mmtwin::config::scenario::Scenario::parse(&text).unwrap_or_else(|e| panic!("{e}")).resolve().remove(0);
+        let r = mmtwin::run::run_iteration(&cfg, 0, &mut |_| {}).unwrap();
+        let get = |n: &str| r.vmstat_delta.iter().filter(|(k, _)| *k == n).map(|(_, v)| *v).sum::<i64>();
+        assert!(get("pgfault") > 9_000, "{profile}: the writers faulted their pages");
+        assert_eq!(get("nr_page_table_pages"), system_tables, "{profile}: the writers' tables went with them");
+    }
+}
+
+#[test]
 fn checkers_catch_a_lost_page_a_bad_count_and_unmerged_buddies() {
     let base = common::boot("linux-6.x", 1, 1, "32M", "");
     check_all(&base).unwrap();
@@ -127,6 +148,10 @@ fn checkers_catch_a_lost_page_a_bad_count_and_unmerged_buddies() {
     let mut mm = base.clone();
     mm.zones[z].nr_free_pages -= 1;
     assert!(check_all(&mm).unwrap_err().contains("NR_FREE_PAGES"));
+
+    let mut mm = base.clone();
+    mm.zones[z].vm_stat[mmtwin::mm::mmzone::ZoneStat::NrPageTable as usize] += 1;
+    assert!(check_all(&mm).unwrap_err().contains("NR_PAGETABLE"));
 
     // A page marked free that is on no list.
     let mut mm = base.clone();
