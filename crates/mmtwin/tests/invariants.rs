@@ -112,6 +112,15 @@ fn simulated_runs_keep_every_invariant_after_every_event() {
         let r = mmtwin::run::run_iteration(&cfg, 0, &mut |_| {}).unwrap();
         assert!(r.events_processed > 100);
     }
+    // s390: a huge page is 1M (order 8), so a 2M THP region maps two, each depositing a table.
+    let classes = "classes = [{ name = \"small\", size = \"64K\", lifetime = \"20ms\", weight = 6 }, \
+                   { name = \"huge\", size = \"2M\", order = 8, lifetime = \"50ms\", weight = 2 }]";
+    let text = common::scenario("linux-2.6.32", 1, 2, "48M", "", &format!("duration = \"150ms\"\nfootprint = 0.9\n{classes}"))
+        .replace("[machine]\n", "[machine]\narch = \"s390x\"\n");
+    let cfg = mmtwin::config::scenario::Scenario::parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}")).resolve().remove(0);
+    let r = mmtwin::run::run_iteration(&cfg, 0, &mut |_| {}).unwrap();
+    let get = |n: &str| r.vmstat_delta.iter().filter(|(k, _)| *k == n).map(|(_, v)| *v).sum::<i64>();
+    assert!(get("thp_fault_alloc") > 0, "s390 THPs were faulted");
 }
 
 #[test]

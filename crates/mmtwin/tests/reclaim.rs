@@ -5,6 +5,7 @@ mod common;
 
 use common::*;
 use mmtwin::mm::gfp::Gfp;
+use mmtwin::mm::memory::TableOwner;
 use mmtwin::mm::mm_types::*;
 use mmtwin::mm::mmzone::{LruList, ZoneStat, ZoneType};
 use mmtwin::mm::vmscan::{Reclaimer, ScanControl, ZoneReclaim};
@@ -803,11 +804,11 @@ fn faults_allocate_a_zeroed_page_table_page_per_2m_on_the_faulting_node_counted_
                     other => panic!("{profile}: {other:?}"),
                 }
             }
-            let tables = &mm.file_tables[&ino];
-            let ptes = tables.pages().count() - 1;
+            let tables = &mm.page_tables[&TableOwner::File(ino)];
+            let ptes = tables.pte.len();
             assert_eq!(ptes, if i < 512 { 1 } else { 2 }, "{profile}: PTE pages after the fault of page {i}");
         }
-        let tables: Vec<Pfn> = mm.file_tables[&ino].pages().collect();
+        let tables: Vec<Pfn> = mm.page_tables[&TableOwner::File(ino)].pages().collect();
         assert_eq!(tables.len(), 3, "{profile}: one PMD page and two PTE pages");
         for &pfn in &tables {
             assert_eq!(mm.zones[mm.page_zone(pfn)].node, 1, "{profile}: pfn {pfn} is on the faulting CPU's node");
@@ -818,7 +819,7 @@ fn faults_allocate_a_zeroed_page_table_page_per_2m_on_the_faulting_node_counted_
         assert!(mm.proc_vmstat().contains(&format!("nr_page_table_pages {counted}\n")));
         mmtwin::testing::checkers::check_all(&mm).unwrap();
         mm.unmap_file(ino, cpu);
-        assert!(!mm.file_tables.contains_key(&ino));
+        assert!(!mm.page_tables.contains_key(&TableOwner::File(ino)));
         assert_eq!(mm.global_page_state(ZoneStat::NrPageTable), 0, "{profile}: all freed at exit");
         for &pfn in &tables {
             assert_ne!(mm.pages[pfn as usize].state(), PageState::Allocated, "{profile}: pfn {pfn} freed");

@@ -2,7 +2,7 @@
 
 use mmtwin::config::scenario::Scenario;
 use mmtwin::mm::gfp::Gfp;
-use mmtwin::mm::memory::{Fault, Pte};
+use mmtwin::mm::memory::{Fault, Pte, TableOwner};
 use mmtwin::mm::mm_types::*;
 use mmtwin::mm::mmzone::{LruList, ZoneStat};
 use mmtwin::mm::vmscan::{Reclaimer, ScanControl};
@@ -86,19 +86,49 @@ fn anonymous_faults_allocate_a_page_table_page_per_2m_and_reclaim_leaves_the_tab
     // 1,025 pages span three 2 MiB PTE pages under one PMD page; 3.0 counts the PTE pages.
     let mut mm = boot("32M");
     let vma = populate(&mut mm, 1025);
-    let t = &mm.anon_vmas[vma as usize].tables;
+    let t = &mm.page_tables[&TableOwner::Anon(vma)];
     assert_eq!((t.pmd.len(), t.pte.len(), t.pages().count()), (1, 3, 4));
     assert_eq!(mm.global_page_state(ZoneStat::NrPageTable), 3);
     // Swapping pages out leaves their entries (now swap entries) in the same tables.
     let Pte::Present(pfn) = mm.anon_vmas[vma as usize].ptes[0] else { panic!() };
     let zid = mm.page_zone(pfn);
-    let tables = mm.anon_vmas[vma as usize].tables.clone();
+    let tables = mm.page_tables[&TableOwner::Anon(vma)].clone();
     for _ in 0..4 {
         reclaim_pass(&mut mm, zid);
         complete_io(&mut mm);
     }
     assert!(mm.events.get(VmStat::Pswpout) > 0, "some pages were swapped out");
-    assert_eq!(mm.anon_vmas[vma as usize].tables, tables, "reclaim does not free page tables");
+    assert_eq!(mm.page_tables[&TableOwner::Anon(vma)], tables, "reclaim does not free page tables");
+    check_all(&mm).unwrap();
+}
+
+#[test]
+fn an_unmap_frees_only_the_tables_no_other_mapping_touches_and_a_huge_page_deposits_one() {
+    // One address space: a THP at 0 (its PMD page and a deposited PTE page), base-page
+    // regions at [512, 528) and [600, 616), which share the PTE page of span 1.
+    let mut mm = boot("32M");
+    let owner = TableOwner::Task(1);
+    mm.pmd_alloc(owner, 0, 0, false).unwrap();
+    mm.thp_deposit(owner, 0, 0).unwrap();
+    for va in [512, 600] {
+        mm.pte_alloc(owner, va, 0, false).unwrap();
+    }
+    let t = &mm.page_tables[&owner];
+    assert_eq!((t.pmd.len(), t.pte.len(), t.deposit.len()), (1, 1, 1));
+    assert_eq!(mm.global_page_state(ZoneStat::NrPageTable), 2, "3.0 counts the PTE pages and the deposit");
+    // Unmapping [512, 528) while [600, 616) still maps through span 1 keeps its PTE page.
+    let others = |a: u64, b: u64| (a < 616 && b > 600) || (a < 512 && b > 0);
+    mm.free_pgtables_range(owner, 512, 528, 0, others);
+    assert_eq!(mm.page_tables[&owner].pte.len(), 1);
+    // Then [600, 616) goes: span 1's table with it; the PMD page stays for the THP.
+    mm.free_pgtables_range(owner, 600, 616, 0, |a, b| a < 512 && b > 0);
+    let t = &mm.page_tables[&owner];
+    assert_eq!((t.pmd.len(), t.pte.len(), t.deposit.len()), (1, 0, 1));
+    check_all(&mm).unwrap();
+    // The THP's unmap takes its deposit and, with nothing left in the GiB, the PMD page.
+    mm.free_pgtables_range(owner, 0, 512, 0, |_, _| false);
+    assert!(!mm.page_tables.contains_key(&owner));
+    assert_eq!(mm.global_page_state(ZoneStat::NrPageTable), 0);
     check_all(&mm).unwrap();
 }
 

@@ -489,7 +489,7 @@ impl Mm {
             return PageIo::Retry;
         }
         self.cost_ns += self.costs.page_fault_ns;
-        match self.pte_alloc(super::memory::TableOwner::File(ino), index, cpu, true) {
+        match self.pte_alloc(super::memory::TableOwner::File(ino), u64::from(index), cpu, true) {
             Ok(()) => {}
             Err(AllocFailure::SleepFirst) => return PageIo::Retry,
             Err(AllocFailure::NoMem) => return PageIo::NoMem,

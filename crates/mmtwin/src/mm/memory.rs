@@ -16,10 +16,16 @@
 //! in 3.x (pgtable_page_ctor; a PMD page is a bare get_zeroed_page there) and PTE and PMD pages
 //! in 6.x (pagetable_pte_ctor, pagetable_pmd_ctor). They stay until the mapping goes
 //! (munmap or exit: free_pgtables, freed hot through the mmu_gather batch), however few
-//! entries are left in them. A mapping is taken to start on a 1 GiB boundary, so page i of it
-//! sits under PTE page i / 512 and PMD page i / 262144; a real mapping's start needs at most
-//! one more page of each. The PUD and PGD pages belong to process creation, which is not
-//! modelled.
+//! entries are left in them. An anonymous region or a file mapping is taken to start on a 1 GiB
+//! boundary, so page i of it sits under PTE page i / 512 and PMD page i / 262144; a real
+//! mapping's start needs at most one more page of each. A task with an address space of its
+//! own (anon-churn) uses its virtual page numbers, and its munmap frees only the tables no
+//! other mapping touches. A transparent huge page's mapping deposits a PTE page instead of
+//! using one (pgtable_trans_huge_deposit). The PUD and PGD pages belong to process creation,
+//! which is not modelled, and every machine gets x86_64's layout (s390's 2 KiB tables are not
+//! modelled).
+
+use std::collections::BTreeMap;
 
 use super::gfp::Gfp;
 use super::mm_types::*;
@@ -46,35 +52,39 @@ pub enum Pte {
 #[derive(Clone, Debug, Default)]
 pub struct AnonVma {
     pub ptes: Vec<Pte>,
-    /// The page-table pages holding `ptes`.
-    pub tables: PageTables,
 }
 
 /// Pages one PTE page maps (PTRS_PER_PTE on x86_64: 2 MiB).
-pub const PTRS_PER_PTE: u32 = 512;
+pub const PTRS_PER_PTE: u64 = 512;
 /// Pages one PMD page maps (PTRS_PER_PMD × PTRS_PER_PTE: 1 GiB).
-pub const PMD_SPAN_PAGES: u32 = 512 * PTRS_PER_PTE;
+pub const PMD_SPAN_PAGES: u64 = 512 * PTRS_PER_PTE;
 
-/// The page-table pages of one mapping: its PTE pages by 2 MiB span and its PMD pages by
-/// 1 GiB span (`NIL` where none is allocated yet).
+/// The page-table pages of one address space (or of the one mapping a region or file stands
+/// for): PTE pages by the 2 MiB span they map, PMD pages by 1 GiB span, and the PTE page a
+/// transparent huge page's mapping deposits (pgtable_trans_huge_deposit), by the huge page's
+/// first virtual page.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PageTables {
-    pub pte: Vec<Pfn>,
-    pub pmd: Vec<Pfn>,
+    pub pte: BTreeMap<u64, Pfn>,
+    pub pmd: BTreeMap<u64, Pfn>,
+    pub deposit: BTreeMap<u64, Pfn>,
 }
 
 impl PageTables {
-    /// Every page-table page, PMD pages first.
+    /// Every page-table page: PMD pages, PTE pages, deposited PTE pages.
     pub fn pages(&self) -> impl Iterator<Item = Pfn> + '_ {
-        self.pmd.iter().chain(self.pte.iter()).copied().filter(|&p| p != NIL)
+        self.pmd.values().chain(self.pte.values()).chain(self.deposit.values()).copied()
     }
 }
 
-/// Whose page tables: an anonymous region or a file's shared mapping (one mapper per file).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Whose page tables: an anonymous region, a file's shared mapping (one mapper per file; both
+/// taken to start on a 1 GiB boundary, so their page i is at virtual page i), or a task's
+/// whole address space (virtual page numbers are its own).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum TableOwner {
     Anon(u32),
     File(Ino),
+    Task(u32),
 }
 
 /// What a fault on an anonymous address came to.
@@ -93,51 +103,49 @@ impl Mm {
     /// A new anonymous region of `pages` pages, all entries empty (mmap of private anonymous
     /// memory). Returns its id.
     pub fn anon_vma_new(&mut self, pages: u32) -> u32 {
-        self.anon_vmas.push(AnonVma { ptes: vec![Pte::None; pages as usize], tables: PageTables::default() });
+        self.anon_vmas.push(AnonVma { ptes: vec![Pte::None; pages as usize] });
         self.anon_vmas.len() as u32 - 1
     }
 
-    fn tables_mut(&mut self, owner: TableOwner) -> &mut PageTables {
-        match owner {
-            TableOwner::Anon(vma) => &mut self.anon_vmas[vma as usize].tables,
-            TableOwner::File(ino) => self.file_tables.entry(ino).or_default(),
-        }
-    }
-
     /// Whether NR_PAGETABLE counts PMD pages (6.x's pagetable_pmd_ctor; not 3.x).
-    fn pmd_pages_counted(&self) -> bool {
+    pub fn pmd_pages_counted(&self) -> bool {
         self.era == Era::Linux6
     }
 
-    /// pmd_alloc and pte_alloc for page `index` of a mapping (handle_mm_fault before the fault
-    /// itself): the PMD page of its 1 GiB span and the PTE page of its 2 MiB span, each
-    /// allocated if missing. `may_sleep`: the caller can stop for the allocator's wait (the file
-    /// fault), so a stalled allocation ends the fault and it is retried after the sleep.
-    pub fn pte_alloc(&mut self, owner: TableOwner, index: u32, cpu: usize, may_sleep: bool) -> Result<(), AllocFailure> {
-        let (pmd_i, pte_i) = ((index / PMD_SPAN_PAGES) as usize, (index / PTRS_PER_PTE) as usize);
-        let t = match owner {
-            TableOwner::Anon(vma) => Some(&self.anon_vmas[vma as usize].tables),
-            TableOwner::File(ino) => self.file_tables.get(&ino),
-        };
-        if t.is_some_and(|t| t.pte.get(pte_i).is_some_and(|&p| p != NIL)) {
+    /// pmd_alloc and pte_alloc for virtual page `va` of `owner` (handle_mm_fault before the
+    /// fault itself): the PMD page of its 1 GiB span and the PTE page of its 2 MiB span, each
+    /// allocated if missing. `may_sleep`: the caller can stop for the allocator's wait (the
+    /// file fault), so a stalled allocation ends the fault and it is retried after the sleep.
+    pub fn pte_alloc(&mut self, owner: TableOwner, va: u64, cpu: usize, may_sleep: bool) -> Result<(), AllocFailure> {
+        let t = self.page_tables.get(&owner);
+        if t.is_some_and(|t| t.pte.contains_key(&(va / PTRS_PER_PTE))) {
             return Ok(());
         }
-        let have_pmd = t.is_some_and(|t| t.pmd.get(pmd_i).is_some_and(|&p| p != NIL));
-        if !have_pmd {
-            let counted = self.pmd_pages_counted();
-            let pfn = self.pgtable_alloc(cpu, may_sleep, counted)?;
-            let t = self.tables_mut(owner);
-            if t.pmd.len() <= pmd_i {
-                t.pmd.resize(pmd_i + 1, NIL);
-            }
-            t.pmd[pmd_i] = pfn;
-        }
+        self.pmd_alloc(owner, va, cpu, may_sleep)?;
         let pfn = self.pgtable_alloc(cpu, may_sleep, true)?;
-        let t = self.tables_mut(owner);
-        if t.pte.len() <= pte_i {
-            t.pte.resize(pte_i + 1, NIL);
+        self.page_tables.entry(owner).or_default().pte.insert(va / PTRS_PER_PTE, pfn);
+        Ok(())
+    }
+
+    /// pmd_alloc for virtual page `va` of `owner`: the PMD page of its 1 GiB span if missing.
+    pub fn pmd_alloc(&mut self, owner: TableOwner, va: u64, cpu: usize, may_sleep: bool) -> Result<(), AllocFailure> {
+        let span = va / PMD_SPAN_PAGES;
+        if self.page_tables.get(&owner).is_some_and(|t| t.pmd.contains_key(&span)) {
+            return Ok(());
         }
-        t.pte[pte_i] = pfn;
+        let counted = self.pmd_pages_counted();
+        let pfn = self.pgtable_alloc(cpu, may_sleep, counted)?;
+        self.page_tables.entry(owner).or_default().pmd.insert(span, pfn);
+        Ok(())
+    }
+
+    /// The PTE page a huge page's mapping at virtual page `va` (2 MiB aligned) deposits
+    /// (3.0 __do_huge_pmd_anonymous_page: pte_alloc_one after the huge page is allocated;
+    /// 6.x the same): a counted page-table page, kept until the huge mapping goes.
+    pub fn thp_deposit(&mut self, owner: TableOwner, va: u64, cpu: usize) -> Result<(), AllocFailure> {
+        let pfn = self.pgtable_alloc(cpu, false, true)?;
+        let old = self.page_tables.entry(owner).or_default().deposit.insert(va, pfn);
+        debug_assert!(old.is_none(), "two huge pages deposited at virtual page {va}");
         Ok(())
     }
 
@@ -153,22 +161,58 @@ impl Mm {
         Ok(pfn)
     }
 
-    /// free_pgtables at munmap or exit: every page-table page of the mapping goes back (hot,
-    /// as the mmu_gather batch frees them), uncounted from NR_PAGETABLE first (the dtor).
-    pub fn free_pgtables(&mut self, owner: TableOwner, cpu: usize) {
-        let t = std::mem::take(self.tables_mut(owner));
-        if let TableOwner::File(ino) = owner {
-            self.file_tables.remove(&ino);
+    /// Frees one page-table page, uncounted from NR_PAGETABLE first when `counted` (the dtor);
+    /// hot, as the mmu_gather batch frees them.
+    fn pgtable_free(&mut self, pfn: Pfn, counted: bool, cpu: usize) {
+        if counted {
+            self.mod_page_state(pfn, ZoneStat::NrPageTable, -1);
         }
+        self.free_pages(pfn, 0, cpu);
+    }
+
+    /// free_pgtables for part of an address space at munmap: the PTE pages of the 2 MiB spans
+    /// and the PMD pages of the 1 GiB spans that `spans_in_use` says no mapping touches any
+    /// more, and the pages deposited for huge pages in `[start, end)`. The kernel decides the
+    /// same from the neighbouring vmas (free_pgd_range's floor and ceiling).
+    pub fn free_pgtables_range(&mut self, owner: TableOwner, start: u64, end: u64, cpu: usize, spans_in_use: impl Fn(u64, u64) -> bool) {
+        let Some(t) = self.page_tables.get_mut(&owner) else { return };
+        let mut freed: Vec<(Pfn, bool)> = Vec::new();
+        let deposits: Vec<u64> = t.deposit.range(start..end).map(|(&k, _)| k).collect();
+        for k in deposits {
+            freed.push((t.deposit.remove(&k).unwrap(), true));
+        }
+        for span in start / PTRS_PER_PTE..end.div_ceil(PTRS_PER_PTE) {
+            if !spans_in_use(span * PTRS_PER_PTE, (span + 1) * PTRS_PER_PTE) {
+                if let Some(pfn) = t.pte.remove(&span) {
+                    freed.push((pfn, true));
+                }
+            }
+        }
+        let counted = self.era == Era::Linux6;
+        for span in start / PMD_SPAN_PAGES..end.div_ceil(PMD_SPAN_PAGES) {
+            if !spans_in_use(span * PMD_SPAN_PAGES, (span + 1) * PMD_SPAN_PAGES) {
+                if let Some(pfn) = t.pmd.remove(&span) {
+                    freed.push((pfn, counted));
+                }
+            }
+        }
+        if t.pte.is_empty() && t.pmd.is_empty() && t.deposit.is_empty() {
+            self.page_tables.remove(&owner);
+        }
+        for (pfn, counted) in freed {
+            self.pgtable_free(pfn, counted, cpu);
+        }
+    }
+
+    /// free_pgtables at munmap or exit of everything `owner` maps: every page-table page goes.
+    pub fn free_pgtables(&mut self, owner: TableOwner, cpu: usize) {
+        let Some(t) = self.page_tables.remove(&owner) else { return };
         let counted = self.pmd_pages_counted();
-        for (pfn, is_pte) in t.pmd.iter().map(|&p| (p, false)).chain(t.pte.iter().map(|&p| (p, true))) {
-            if pfn == NIL {
-                continue;
-            }
-            if is_pte || counted {
-                self.mod_page_state(pfn, ZoneStat::NrPageTable, -1);
-            }
-            self.free_pages(pfn, 0, cpu);
+        for &pfn in t.pmd.values() {
+            self.pgtable_free(pfn, counted, cpu);
+        }
+        for &pfn in t.pte.values().chain(t.deposit.values()) {
+            self.pgtable_free(pfn, true, cpu);
         }
     }
 
@@ -188,7 +232,7 @@ impl Mm {
                 Fault::Done { major: false }
             }
             Pte::None => {
-                if self.pte_alloc(TableOwner::Anon(vma), index, cpu, false).is_err() {
+                if self.pte_alloc(TableOwner::Anon(vma), u64::from(index), cpu, false).is_err() {
                     return Fault::Oom;
                 }
                 self.do_anonymous_page(vma, index, cpu)

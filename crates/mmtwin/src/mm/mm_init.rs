@@ -283,7 +283,7 @@ impl Mm {
             shrinker_deferred: Vec::new(),
             swap: None,
             anon_vmas: Vec::new(),
-            file_tables: Default::default(),
+            page_tables: Default::default(),
             reclaimer: super::vmscan::Reclaimer::Direct,
             in_reclaim: false,
             reclaim_cpu: 0,

@@ -182,8 +182,8 @@ pub struct Mm {
     pub swap: Option<super::swapfile::SwapInfo>,
     /// Anonymous regions by id.
     pub anon_vmas: Vec<super::memory::AnonVma>,
-    /// The page-table pages of each file's shared mapping (one mapper per file).
-    pub file_tables: std::collections::BTreeMap<crate::fs::Ino, super::memory::PageTables>,
+    /// The page-table pages of every mapping and address space, by owner.
+    pub page_tables: std::collections::BTreeMap<super::memory::TableOwner, super::memory::PageTables>,
 }
 
 /// Which zones an allocation may use and in what order (struct alloc_context).

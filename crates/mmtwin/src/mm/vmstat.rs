@@ -458,7 +458,7 @@ impl Mm {
 
     /// 3.x /proc/zoneinfo (zoneinfo_show_print, 3.0–3.1): populated zones only; the
     /// watermarks, pages_scanned and sizes, then every zone counter by its vmstat name (the
-    /// ones this model does not keep — unevictable, mlock, page tables, kernel stacks, NFS
+    /// ones this model does not keep — unevictable, mlock, kernel stacks, NFS
     /// unstable, bounce, writeback_temp, THP — print 0), the lowmem protection, each CPU's
     /// pageset with its stat threshold, and the reclaim state.
     fn proc_zoneinfo_3x(&self) -> String {

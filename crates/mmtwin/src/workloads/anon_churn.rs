@@ -5,10 +5,17 @@
 //! allocation falls back to base pages, as a THP fault does), touches every page, and keeps the
 //! region for an exponentially distributed lifetime. Expired regions are unmapped and freed.
 //! Long-lived unmovable classes next to short-lived movable ones fragment memory on purpose.
+//!
+//! Movable regions are the task's anonymous mappings: each gets virtual addresses in the
+//! task's address space (the highest gap below mmap_base that fits, 2 MiB aligned for a THP
+//! class) and its faults allocate page tables there (`Mm::pte_alloc`; a huge page deposits a
+//! PTE page), so regions next to each other share PTE pages and an unmap frees only the
+//! tables no other region touches. Unmovable and reclaimable classes stand for kernel
+//! memory (pipe buffers, inodes) and map nothing.
 
 use std::cell::RefCell;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, BinaryHeap};
 use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
@@ -18,6 +25,7 @@ use crate::config::machine::MachineLayout;
 use crate::config::size::{Bytes, Duration};
 use crate::config::ConfigError;
 use crate::mm::gfp::Gfp;
+use crate::mm::memory::{TableOwner, PTRS_PER_PTE};
 use crate::mm::mmzone::ZoneStat;
 use crate::mm::vmstat::VmStat;
 use crate::mm::{Mm, Pfn, MAX_PAGE_ORDER, PAGE_SIZE};
@@ -194,9 +202,42 @@ struct Stats {
     classes: Vec<ClassStats>,
 }
 
-/// A mapped region: its blocks (pfn, order).
+/// A mapped region: its blocks (pfn, order), and for a movable one its first virtual page and
+/// length in pages.
 struct Region {
     blocks: Vec<(Pfn, u8)>,
+    vma: Option<(u64, u64)>,
+}
+
+/// x86_64's mmap_base without randomisation, in pages: TASK_SIZE (2^47 less a page) less the
+/// smallest stack gap, 128 MiB (mmap_base()).
+const MMAP_BASE: u64 = ((1u64 << 47) - 4096 - (128 << 20)) >> 12;
+
+/// A task's anonymous mappings by first virtual page: end page (exclusive).
+#[derive(Debug, Default)]
+struct AddressSpace {
+    vmas: BTreeMap<u64, u64>,
+}
+
+impl AddressSpace {
+    /// get_unmapped_area, top down: the highest `align`-aligned start below MMAP_BASE whose
+    /// `len` pages fit in a gap (6.x vm_unmapped_area; 3.0's arch_get_unmapped_area_topdown
+    /// tries its free_area_cache hole first, which is not modelled).
+    fn get_unmapped_area(&self, len: u64, align: u64) -> u64 {
+        let mut hi = MMAP_BASE;
+        for (&start, &end) in self.vmas.range(..MMAP_BASE).rev() {
+            if hi >= len && (hi - len) / align * align >= end {
+                return (hi - len) / align * align;
+            }
+            hi = start;
+        }
+        (hi - len) / align * align
+    }
+
+    /// Whether a mapping touches pages `[a, b)`.
+    fn in_use(&self, a: u64, b: u64) -> bool {
+        self.vmas.range(..b).next_back().is_some_and(|(_, &end)| end > a)
+    }
 }
 
 struct AnonChurnTask {
@@ -212,6 +253,7 @@ struct AnonChurnTask {
     target_pages: u64,
     end: SimTime,
     owner: u32,
+    mm_space: AddressSpace,
 }
 
 impl AnonChurnTask {
@@ -228,6 +270,12 @@ impl AnonChurnTask {
             mm.free_pages(pfn, order as usize, cpu);
             self.resident_pages -= n;
         }
+        if let Some((start, len)) = r.vma {
+            // munmap: the range goes, then the tables nothing else maps through.
+            self.mm_space.vmas.remove(&start);
+            let space = &self.mm_space;
+            mm.free_pgtables_range(TableOwner::Task(self.owner), start, start + len, cpu, |a, b| space.in_use(a, b));
+        }
         ns
     }
 
@@ -243,16 +291,45 @@ impl AnonChurnTask {
         // pageblock order on both modelled arches: 9 on x86_64, 8 on s390).
         let thp = order == cx.mm.pageblock_order && c.mobility == Mobility::Movable;
         let cpu_node = cx.mm.cpu_to_node[cx.cpu];
+        let owner = TableOwner::Task(self.owner);
+        // mmap: a movable region gets its virtual range first.
+        let vma = (c.mobility == Mobility::Movable).then(|| {
+            let len = c.size.0 / PAGE_SIZE;
+            let start = self.mm_space.get_unmapped_area(len, if thp { PTRS_PER_PTE } else { 1 });
+            self.mm_space.vmas.insert(start, start + len);
+            (start, len)
+        });
         let mut blocks = Vec::with_capacity(nblocks as usize);
         let (mut user, mut system) = (0u64, 0u64);
         let mut failed = false;
         let mut st = self.stats.borrow_mut();
         let cs = &mut st.classes[class];
         system += cx.mm.take_cost();
-        'blocks: for _ in 0..nblocks {
+        'blocks: for b in 0..nblocks {
             let mut got: Vec<(Pfn, u8)> = Vec::new();
             let mut latency = 0u64;
+            let va = vma.map(|(start, _)| start + b * (1 << order));
+            // handle_mm_fault: the PMD page first; the PTE pages before base pages.
+            let tables = |mm: &mut Mm, ptes: bool| -> bool {
+                let Some(va) = va else { return true };
+                if !ptes {
+                    return mm.pmd_alloc(owner, va, cx.cpu, false).is_ok();
+                }
+                (va / PTRS_PER_PTE..=(va + (1 << order) - 1) / PTRS_PER_PTE).all(|span| mm.pte_alloc(owner, span * PTRS_PER_PTE, cx.cpu, false).is_ok())
+            };
+            if !tables(cx.mm, !thp) {
+                cs.failed_pages += 1 << order;
+                failed = true;
+                break 'blocks;
+            }
             match cx.mm.alloc_pages(gfp, order, cx.cpu) {
+                Some(pfn) if thp && cx.mm.thp_deposit(owner, va.expect("a THP is mapped"), cx.cpu).is_err() => {
+                    // No page for the deposit: the huge page goes back, VM_FAULT_OOM.
+                    cx.mm.free_pages(pfn, order, cx.cpu);
+                    cs.failed_pages += 1 << order;
+                    failed = true;
+                    break 'blocks;
+                }
                 Some(pfn) => {
                     got.push((pfn, order as u8));
                     if order > 0 {
@@ -266,6 +343,11 @@ impl AnonChurnTask {
                     // Fall back to base pages, as a THP fault falls back to small pages.
                     if thp {
                         cx.mm.events.count(VmStat::ThpFaultFallback, 1);
+                        if !tables(cx.mm, true) {
+                            cs.failed_pages += 1 << order;
+                            failed = true;
+                            break 'blocks;
+                        }
                     }
                     cs.fallbacks += 1;
                     for _ in 0..1u64 << order {
@@ -306,8 +388,14 @@ impl AnonChurnTask {
             }
         }
         drop(st);
-        if !blocks.is_empty() {
-            let region = Region { blocks };
+        if blocks.is_empty() {
+            if let Some((start, len)) = vma {
+                self.mm_space.vmas.remove(&start);
+                let space = &self.mm_space;
+                cx.mm.free_pgtables_range(owner, start, start + len, cx.cpu, |a, b| space.in_use(a, b));
+            }
+        } else {
+            let region = Region { blocks, vma };
             let slot = match self.free_slots.pop() {
                 Some(s) => {
                     self.regions[s] = Some(region);
@@ -409,6 +497,7 @@ pub fn start(spec: &AnonChurnSpec, sim: &mut Sim) -> AnonChurnRun {
             target_pages: target,
             end: sim.now + spec.duration.0,
             owner: t as u32 + 1,
+            mm_space: AddressSpace::default(),
         };
         sim.spawn(Box::new(task), cpus[t % cpus.len()]);
     }
@@ -444,5 +533,32 @@ impl WorkloadRun for AnonChurnRun {
             out.push(m("anonchurn Throughput", Preferred::Higher, "MB/s", "faulted".into(), bytes as f64 / (1 << 20) as f64 / secs));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regions_go_top_down_into_the_highest_gap_that_fits_and_a_thp_region_is_2m_aligned() {
+        let mut a = AddressSpace::default();
+        let mut map = |a: &mut AddressSpace, len: u64, align: u64| {
+            let s = a.get_unmapped_area(len, align);
+            a.vmas.insert(s, s + len);
+            s
+        };
+        let first = map(&mut a, 16, 1);
+        assert_eq!(first, MMAP_BASE - 16, "the first region ends at mmap_base");
+        let second = map(&mut a, 16, 1);
+        assert_eq!(second, first - 16, "the next one right below it");
+        let thp = map(&mut a, 512, 512);
+        assert_eq!(thp % 512, 0);
+        assert!(thp + 512 <= second && second - (thp + 512) < 512, "the highest aligned start below");
+        // Unmapping the first leaves a 16-page hole at the top, which the next 16 pages reuse.
+        a.vmas.remove(&first);
+        assert_eq!(map(&mut a, 16, 1), first);
+        assert!(a.in_use(second, second + 1) && a.in_use(0, MMAP_BASE) && !a.in_use(MMAP_BASE, MMAP_BASE + 16));
+        assert!(!a.in_use(0, thp), "nothing below the THP region");
     }
 }
