@@ -109,6 +109,8 @@ fn an_unmap_frees_only_the_tables_no_other_mapping_touches_and_a_huge_page_depos
     let mut mm = boot("32M");
     let owner = TableOwner::Task(1);
     mm.pmd_alloc(owner, 0, 0, false).unwrap();
+    let huge = mm.alloc_pages(Gfp::GFP_TRANSHUGE, 9, 0).expect("a free order-9 block");
+    mm.mod_page_state(huge, ZoneStat::NrAnonThps, 1);
     mm.thp_deposit(owner, 0, 0).unwrap();
     for va in [512, 600] {
         mm.pte_alloc(owner, va, 0, false).unwrap();
@@ -126,6 +128,8 @@ fn an_unmap_frees_only_the_tables_no_other_mapping_touches_and_a_huge_page_depos
     assert_eq!((t.pmd.len(), t.pte.len(), t.deposit.len()), (1, 0, 1));
     check_all(&mm).unwrap();
     // The THP's unmap takes its deposit and, with nothing left in the GiB, the PMD page.
+    mm.mod_page_state(huge, ZoneStat::NrAnonThps, -1);
+    mm.free_pages(huge, 9, 0);
     mm.free_pgtables_range(owner, 0, 512, 0, |_, _| false);
     assert!(!mm.page_tables.contains_key(&owner));
     assert_eq!(mm.global_page_state(ZoneStat::NrPageTable), 0);

@@ -190,10 +190,13 @@ pub enum ZoneStat {
     NrVmscanImmediate,
     /// NR_PAGETABLE: page-table pages (a node item in 6.x, summed the same way).
     NrPageTable,
+    /// NR_ANON_TRANSPARENT_HUGEPAGES (6.x NR_ANON_THPS): huge pages mapped anonymously, one
+    /// each (their base pages count in NR_ANON_PAGES too).
+    NrAnonThps,
 }
 
 /// Number of zone stat items.
-pub const NR_ZONE_STAT_ITEMS: usize = 15;
+pub const NR_ZONE_STAT_ITEMS: usize = 16;
 
 /// A zone (struct zone).
 #[derive(Clone, Debug)]

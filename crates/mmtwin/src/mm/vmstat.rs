@@ -235,6 +235,7 @@ const ZONE_STAT_NAMES: [(VmStat, ZoneStat); NR_ZONE_STAT_ITEMS] = [
     (VmStat::NrVmscanWrite, ZoneStat::NrVmscanWrite),
     (VmStat::NrVmscanImmediateReclaim, ZoneStat::NrVmscanImmediate),
     (VmStat::NrPageTablePages, ZoneStat::NrPageTable),
+    (VmStat::NrAnonTransparentHugepages, ZoneStat::NrAnonThps),
 ];
 
 /// The per-node page counts the vmstat timeline samples besides /proc/vmstat (the node's
@@ -459,7 +460,7 @@ impl Mm {
     /// 3.x /proc/zoneinfo (zoneinfo_show_print, 3.0–3.1): populated zones only; the
     /// watermarks, pages_scanned and sizes, then every zone counter by its vmstat name (the
     /// ones this model does not keep — unevictable, mlock, kernel stacks, NFS
-    /// unstable, bounce, writeback_temp, THP — print 0), the lowmem protection, each CPU's
+    /// unstable, bounce, writeback_temp — print 0), the lowmem protection, each CPU's
     /// pageset with its stat threshold, and the reclaim state.
     fn proc_zoneinfo_3x(&self) -> String {
         let mut s = String::new();
@@ -531,7 +532,7 @@ impl Mm {
             ("numa_interleave", numa(NumaStat::InterleaveHit)),
             ("numa_local", numa(NumaStat::Local)),
             ("numa_other", numa(NumaStat::Other)),
-            ("nr_anon_transparent_hugepages", 0),
+            ("nr_anon_transparent_hugepages", st(ZoneStat::NrAnonThps)),
         ]
     }
 }

@@ -266,6 +266,9 @@ impl AnonChurnTask {
             let n = 1u64 << order;
             ns += mm.costs.unmap_page_ns * n;
             mm.mod_page_state(pfn, ZoneStat::NrAnonPages, -(n as i64));
+            if r.vma.is_some() && usize::from(order) == mm.pageblock_order {
+                mm.mod_page_state(pfn, ZoneStat::NrAnonThps, -1);
+            }
             mm.pages[pfn as usize].mapping = 0;
             mm.free_pages(pfn, order as usize, cpu);
             self.resident_pages -= n;
@@ -370,6 +373,9 @@ impl AnonChurnTask {
                 latency += cx.mm.costs.page_fault_ns + clear;
                 cx.mm.events.count(VmStat::Pgfault, 1);
                 cx.mm.mod_page_state(pfn, ZoneStat::NrAnonPages, n as i64);
+                if thp && usize::from(o) == order {
+                    cx.mm.mod_page_state(pfn, ZoneStat::NrAnonThps, 1);
+                }
                 cx.mm.pages[pfn as usize].mapping = self.owner;
                 user += cx.mm.costs.touch_page_ns * n;
                 self.resident_pages += n;

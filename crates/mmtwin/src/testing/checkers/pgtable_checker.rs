@@ -10,7 +10,8 @@ use crate::mm::Mm;
 /// Checks that every page-table page (PMD, PTE, deposited with a huge page) is an allocated
 /// order-0 page with no flags (off the LRU, not slab), held by one table slot only; that an
 /// anonymous region has a PTE page and the PMD page above it wherever it has an entry that is
-/// not empty; and that each zone's NR_PAGETABLE counts its PTE and deposited pages, and in 6.x
+/// not empty; that each mapped huge page (NR_ANON_TRANSPARENT_HUGEPAGES) has deposited one
+/// PTE page; and that each zone's NR_PAGETABLE counts its PTE and deposited pages, and in 6.x
 /// its PMD pages too.
 pub fn check(mm: &Mm) -> Result<(), String> {
     let mut seen = BTreeSet::new();
@@ -40,6 +41,12 @@ pub fn check(mm: &Mm) -> Result<(), String> {
                 return Err(format!("anon region {v} has an entry for page {i} but no page table holding it"));
             }
         }
+    }
+    // Every huge page mapped has deposited one PTE page, and nothing else has.
+    let deposits: usize = mm.page_tables.values().map(|t| t.deposit.len()).sum();
+    let thps = mm.zones.iter().map(|z| z.vm_stat[ZoneStat::NrAnonThps as usize]).sum::<i64>();
+    if deposits as i64 != thps {
+        return Err(format!("{deposits} PTE pages are deposited but NR_ANON_TRANSPARENT_HUGEPAGES is {thps}"));
     }
     for (zid, z) in mm.zones.iter().enumerate() {
         let counted = z.vm_stat[ZoneStat::NrPageTable as usize];
