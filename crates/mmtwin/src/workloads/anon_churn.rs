@@ -265,9 +265,11 @@ impl AnonChurnTask {
         for &(pfn, order) in &r.blocks {
             let n = 1u64 << order;
             ns += mm.costs.unmap_page_ns * n;
-            mm.mod_page_state(pfn, ZoneStat::NrAnonPages, -(n as i64));
-            if r.vma.is_some() && usize::from(order) == mm.pageblock_order {
-                mm.mod_page_state(pfn, ZoneStat::NrAnonThps, -1);
+            if r.vma.is_some() {
+                mm.mod_page_state(pfn, ZoneStat::NrAnonPages, -(n as i64));
+                if usize::from(order) == mm.pageblock_order {
+                    mm.mod_page_state(pfn, ZoneStat::NrAnonThps, -1);
+                }
             }
             mm.pages[pfn as usize].mapping = 0;
             mm.free_pages(pfn, order as usize, cpu);
@@ -372,7 +374,10 @@ impl AnonChurnTask {
                 let clear = cx.mm.costs.clear_page_ns * n * remote_factor_x10(cx.mm, cpu_node, nid) / 10;
                 latency += cx.mm.costs.page_fault_ns + clear;
                 cx.mm.events.count(VmStat::Pgfault, 1);
-                cx.mm.mod_page_state(pfn, ZoneStat::NrAnonPages, n as i64);
+                if vma.is_some() {
+                    // Anonymous memory; the kernel classes' pages (pipe buffers, inodes) are not.
+                    cx.mm.mod_page_state(pfn, ZoneStat::NrAnonPages, n as i64);
+                }
                 if thp && usize::from(o) == order {
                     cx.mm.mod_page_state(pfn, ZoneStat::NrAnonThps, 1);
                 }
