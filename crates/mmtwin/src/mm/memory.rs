@@ -171,31 +171,21 @@ impl Mm {
     }
 
     /// free_pgtables for part of an address space at munmap: the PTE pages of the 2 MiB spans
-    /// and the PMD pages of the 1 GiB spans that `spans_in_use` says no mapping touches any
-    /// more, and the pages deposited for huge pages in `[start, end)`. The kernel decides the
-    /// same from the neighbouring vmas (free_pgd_range's floor and ceiling).
+    /// and the PMD pages of the 1 GiB spans of `[start, end)` that `spans_in_use` says no
+    /// mapping touches any more, and the pages deposited for huge pages there; PTE pages before
+    /// the PMD pages above them, as free_pgd_range frees them bottom up (the kernel decides
+    /// which from the neighbouring vmas, its floor and ceiling).
     pub fn free_pgtables_range(&mut self, owner: TableOwner, start: u64, end: u64, cpu: usize, spans_in_use: impl Fn(u64, u64) -> bool) {
+        let pmd_counted = self.pmd_pages_counted();
         let Some(t) = self.page_tables.get_mut(&owner) else { return };
-        let mut freed: Vec<(Pfn, bool)> = Vec::new();
+        let unused = |span: u64, pages: u64| !spans_in_use(span * pages, (span + 1) * pages);
         let deposits: Vec<u64> = t.deposit.range(start..end).map(|(&k, _)| k).collect();
-        for k in deposits {
-            freed.push((t.deposit.remove(&k).unwrap(), true));
-        }
-        for span in start / PTRS_PER_PTE..end.div_ceil(PTRS_PER_PTE) {
-            if !spans_in_use(span * PTRS_PER_PTE, (span + 1) * PTRS_PER_PTE) {
-                if let Some(pfn) = t.pte.remove(&span) {
-                    freed.push((pfn, true));
-                }
-            }
-        }
-        let counted = self.era == Era::Linux6;
-        for span in start / PMD_SPAN_PAGES..end.div_ceil(PMD_SPAN_PAGES) {
-            if !spans_in_use(span * PMD_SPAN_PAGES, (span + 1) * PMD_SPAN_PAGES) {
-                if let Some(pfn) = t.pmd.remove(&span) {
-                    freed.push((pfn, counted));
-                }
-            }
-        }
+        let ptes: Vec<u64> = t.pte.range(start / PTRS_PER_PTE..end.div_ceil(PTRS_PER_PTE)).map(|(&k, _)| k).filter(|&k| unused(k, PTRS_PER_PTE)).collect();
+        let pmds: Vec<u64> = t.pmd.range(start / PMD_SPAN_PAGES..end.div_ceil(PMD_SPAN_PAGES)).map(|(&k, _)| k).filter(|&k| unused(k, PMD_SPAN_PAGES)).collect();
+        let mut freed: Vec<(Pfn, bool)> = Vec::new();
+        freed.extend(deposits.iter().map(|k| (t.deposit.remove(k).unwrap(), true)));
+        freed.extend(ptes.iter().map(|k| (t.pte.remove(k).unwrap(), true)));
+        freed.extend(pmds.iter().map(|k| (t.pmd.remove(k).unwrap(), pmd_counted)));
         if t.pte.is_empty() && t.pmd.is_empty() && t.deposit.is_empty() {
             self.page_tables.remove(&owner);
         }
@@ -206,14 +196,7 @@ impl Mm {
 
     /// free_pgtables at munmap or exit of everything `owner` maps: every page-table page goes.
     pub fn free_pgtables(&mut self, owner: TableOwner, cpu: usize) {
-        let Some(t) = self.page_tables.remove(&owner) else { return };
-        let counted = self.pmd_pages_counted();
-        for &pfn in t.pmd.values() {
-            self.pgtable_free(pfn, counted, cpu);
-        }
-        for &pfn in t.pte.values().chain(t.deposit.values()) {
-            self.pgtable_free(pfn, true, cpu);
-        }
+        self.free_pgtables_range(owner, 0, u64::MAX, cpu, |_, _| false);
     }
 
     /// handle_mm_fault on an anonymous region: a touch of page `index` (a store if `write`).

@@ -275,13 +275,18 @@ impl AnonChurnTask {
             mm.free_pages(pfn, order as usize, cpu);
             self.resident_pages -= n;
         }
-        if let Some((start, len)) = r.vma {
-            // munmap: the range goes, then the tables nothing else maps through.
-            self.mm_space.vmas.remove(&start);
-            let space = &self.mm_space;
-            mm.free_pgtables_range(TableOwner::Task(self.owner), start, start + len, cpu, |a, b| space.in_use(a, b));
+        if let Some(vma) = r.vma {
+            self.munmap(mm, cpu, vma);
         }
         ns
+    }
+
+    /// munmap of the range `(start, len)`: it leaves the address space, then the page tables
+    /// nothing else maps through go.
+    fn munmap(&mut self, mm: &mut Mm, cpu: usize, (start, len): (u64, u64)) {
+        self.mm_space.vmas.remove(&start);
+        let space = &self.mm_space;
+        mm.free_pgtables_range(TableOwner::Task(self.owner), start, start + len, cpu, |a, b| space.in_use(a, b));
     }
 
     /// Faults in one region of `class`; returns (user ns, system ns, ran out of memory).
@@ -400,10 +405,8 @@ impl AnonChurnTask {
         }
         drop(st);
         if blocks.is_empty() {
-            if let Some((start, len)) = vma {
-                self.mm_space.vmas.remove(&start);
-                let space = &self.mm_space;
-                cx.mm.free_pgtables_range(owner, start, start + len, cx.cpu, |a, b| space.in_use(a, b));
+            if let Some(vma) = vma {
+                self.munmap(cx.mm, cx.cpu, vma);
             }
         } else {
             let region = Region { blocks, vma };
