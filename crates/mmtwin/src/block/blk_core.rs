@@ -409,7 +409,10 @@ impl Mm {
         if rq.dio != 0 {
             self.dio_complete(rq.dio, rq.pages.len() as u32);
         }
-        for &pfn in rq.pages.iter().filter(|_| rq.dio == 0) {
+        for (i, &pfn) in rq.pages.iter().enumerate().filter(|_| rq.dio == 0) {
+            if let Some(&next) = rq.pages.get(i + crate::mm::PREFETCH_AHEAD) {
+                self.prefetch_page(next);
+            }
             match rq.dir {
                 Dir::Read => {
                     let p = &mut self.pages[pfn as usize];

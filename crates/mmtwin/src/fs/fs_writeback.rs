@@ -185,6 +185,12 @@ impl Mm {
             };
             budget -= chunk.len();
             cursor = last + 1;
+            // The pagevec's frames are loaded together (prefetch hints only).
+            for &index in &chunk {
+                if let Some(pfn) = self.find_get_page(mapping, index) {
+                    self.prefetch_page(pfn);
+                }
+            }
             for &index in &chunk {
                 if bio.as_ref().is_some_and(|b| b.is_full(&self.bdevs[dev].model)) {
                     let b = bio.take().expect("a full bio");

@@ -10,6 +10,7 @@
 use super::{Ino, I_DIRTY_PAGES, I_REFERENCED, I_SYNC};
 use crate::mm::mm_types::*;
 use crate::mm::page_alloc::Mm;
+use crate::mm::PREFETCH_AHEAD;
 use crate::mm::policy::{InodeLru, ShrinkerPolicy};
 use crate::mm::vmscan::ScanControl;
 use crate::mm::vmstat::VmStat;
@@ -280,7 +281,10 @@ impl Mm {
     pub fn invalidate_mapping_pages(&mut self, mapping: u32, cpu: usize) -> u64 {
         let pages = self.mapping_pages(mapping);
         let mut freed = 0;
-        for pfn in pages {
+        for (i, &pfn) in pages.iter().enumerate() {
+            if let Some(&ahead) = pages.get(i + PREFETCH_AHEAD) {
+                self.prefetch_page(ahead);
+            }
             self.cost_ns += self.costs.page_cache_op_ns;
             let f = self.pages[pfn as usize].flags;
             if f & (PG_LOCKED | PG_MAPPED) != 0 {

@@ -375,6 +375,10 @@ impl Mm {
         // for.
         let mut bio: Option<Bio> = self.take_granted_bio(dev);
         while let Some(&index) = indexes.last() {
+            let ahead = indexes.len().checked_sub(1 + crate::mm::PREFETCH_AHEAD).map(|k| indexes[k]);
+            if let Some(p) = ahead.and_then(|a| self.find_get_page(mapping, a)) {
+                self.prefetch_page(p);
+            }
             let Some(pfn) = self.find_get_page(mapping, index) else {
                 indexes.pop();
                 continue;

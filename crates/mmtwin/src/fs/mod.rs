@@ -890,7 +890,10 @@ impl Mm {
     pub fn truncate_inode_pages(&mut self, ino: Ino, cpu: usize) {
         let mapping = self.inode(ino).mapping;
         let pages = self.mapping_pages(mapping);
-        for pfn in pages {
+        for (i, &pfn) in pages.iter().enumerate() {
+            if let Some(&ahead) = pages.get(i + crate::mm::PREFETCH_AHEAD) {
+                self.prefetch_page(ahead);
+            }
             debug_assert!(self.pages[pfn as usize].flags & crate::mm::mm_types::PG_WRITEBACK == 0, "inode {ino} evicted with page {pfn} under writeback");
             self.truncate_page(pfn, cpu);
         }

@@ -117,13 +117,17 @@ impl Mm {
     /// allocated if missing. `may_sleep`: the caller can stop for the allocator's wait (the
     /// file fault), so a stalled allocation ends the fault and it is retried after the sleep.
     pub fn pte_alloc(&mut self, owner: TableOwner, va: u64, cpu: usize, may_sleep: bool) -> Result<(), AllocFailure> {
-        let t = self.page_tables.get(&owner);
-        if t.is_some_and(|t| t.pte.contains_key(&(va / PTRS_PER_PTE))) {
+        let span = va / PTRS_PER_PTE;
+        if self.last_pte == Some((owner, span)) {
             return Ok(());
         }
-        self.pmd_alloc(owner, va, cpu, may_sleep)?;
-        let pfn = self.pgtable_alloc(cpu, may_sleep, true)?;
-        self.page_tables.entry(owner).or_default().pte.insert(va / PTRS_PER_PTE, pfn);
+        let t = self.page_tables.get(&owner);
+        if !t.is_some_and(|t| t.pte.contains_key(&span)) {
+            self.pmd_alloc(owner, va, cpu, may_sleep)?;
+            let pfn = self.pgtable_alloc(cpu, may_sleep, true)?;
+            self.page_tables.entry(owner).or_default().pte.insert(span, pfn);
+        }
+        self.last_pte = Some((owner, span));
         Ok(())
     }
 
@@ -177,6 +181,7 @@ impl Mm {
     /// which from the neighbouring vmas, its floor and ceiling).
     pub fn free_pgtables_range(&mut self, owner: TableOwner, start: u64, end: u64, cpu: usize, spans_in_use: impl Fn(u64, u64) -> bool) {
         let pmd_counted = self.pmd_pages_counted();
+        self.last_pte = None;
         let Some(t) = self.page_tables.get_mut(&owner) else { return };
         let unused = |span: u64, pages: u64| !spans_in_use(span * pages, (span + 1) * pages);
         let deposits: Vec<u64> = t.deposit.range(start..end).map(|(&k, _)| k).collect();

@@ -284,6 +284,7 @@ impl Mm {
             swap: None,
             anon_vmas: Vec::new(),
             page_tables: Default::default(),
+            last_pte: None,
             reclaimer: super::vmscan::Reclaimer::Direct,
             in_reclaim: false,
             reclaim_cpu: 0,

@@ -54,6 +54,10 @@ pub const PAGEBLOCK_NR_PAGES: u64 = 1 << PAGEBLOCK_ORDER;
 pub const PAGE_ALLOC_COSTLY_ORDER: usize = 3;
 /// The batch of reclaim and of the 6.x minimum watermark for highmem-like zones.
 pub const SWAP_CLUSTER_MAX: u64 = 32;
+/// How many frames ahead the simulator's loops over a list of frames prefetch
+/// (`Mm::prefetch_page`): far enough for a cache miss to complete meanwhile. Not a kernel
+/// constant; it changes only the simulator's speed.
+pub const PREFETCH_AHEAD: usize = 8;
 
 /// A page frame number.
 pub type Pfn = u32;

@@ -184,6 +184,10 @@ pub struct Mm {
     pub anon_vmas: Vec<super::memory::AnonVma>,
     /// The page-table pages of every mapping and address space, by owner.
     pub page_tables: std::collections::BTreeMap<super::memory::TableOwner, super::memory::PageTables>,
+    /// The (owner, 2 MiB span) whose PTE page the last fault found or made: a fault next to
+    /// the last one skips the table lookups (the simulator's shortcut, not a kernel cache;
+    /// cleared whenever tables are freed).
+    pub last_pte: Option<(super::memory::TableOwner, u64)>,
 }
 
 /// Which zones an allocation may use and in what order (struct alloc_context).
@@ -248,6 +252,15 @@ impl Mm {
             *f |= PB_MIGRATE_SKIP
         } else {
             *f &= !PB_MIGRATE_SKIP
+        }
+    }
+
+    /// Starts loading frame `pfn` into the CPU's caches (a hint for loops over frames; no
+    /// effect on the model). `pfn` may be stale or out of range: then nothing is done.
+    #[inline(always)]
+    pub fn prefetch_page(&self, pfn: Pfn) {
+        if let Some(p) = self.pages.get(pfn as usize) {
+            crate::util::prefetch(p);
         }
     }
 
