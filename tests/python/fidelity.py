@@ -32,13 +32,20 @@ def scanned(vm: dict, who: str) -> int:
     return sum(v for k, v in vm.items() if k.startswith(f"pgscan_{who}_"))
 
 
-def metric_mean(out: Path, bench: str, kernel: str, op: str, table: str | None = None) -> float:
-    """The mean over iterations of the benchmark operation `op` (in the first table that has
-    it, or in `table`)."""
+def metric_samples(out: Path, bench: str, kernel: str, op: str, table: str | None = None) -> list[float]:
+    """The samples of the benchmark operation `op` over the iterations (in the first table that
+    has it, or in `table`)."""
     for m in summary(out, bench, kernel)["metrics"]:
         if table is not None and m["title"] != table:
             continue
         for o in m["ops"]:
             if o["name"] == op:
-                return sum(o["samples"]) / len(o["samples"])
+                return list(o["samples"])
     raise KeyError(op)
+
+
+def metric_mean(out: Path, bench: str, kernel: str, op: str, table: str | None = None) -> float:
+    """The mean over iterations of the benchmark operation `op` (in the first table that has
+    it, or in `table`)."""
+    samples = metric_samples(out, bench, kernel, op, table)
+    return sum(samples) / len(samples)

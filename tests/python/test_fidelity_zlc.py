@@ -29,7 +29,9 @@ from __future__ import annotations
 import pytest
 
 from tests.python.conftest import ROOT
+from mmtwin.report.stats import ci_significant_samples
 from tests.python.fidelity import metric_mean as _metric
+from tests.python.fidelity import metric_samples as _samples
 from tests.python.fidelity import run_scenario
 from tests.python.fidelity import scanned as _scanned
 from tests.python.fidelity import vmstat as _vm
@@ -90,5 +92,9 @@ def test_fsmark_creates_more_files_per_second_with_the_patches(report, kernel):
 @NOT_REPRODUCED
 @pytest.mark.parametrize("kernel", [ZLCFIRST, ZLCRECONSIDER])
 def test_the_mapped_writer_finishes_sooner_with_the_patches(report, kernel):
-    # Seed: 2138.14 -> 1816.30 (zlcfirst) and 1867.56 s (zlcreconsider).
-    assert _metric(report, "mappedwriter", kernel, "write") < 0.97 * _metric(report, "mappedwriter", VANILLA, "write")
+    # Seed: 2138.14 -> 1816.30 (zlcfirst) and 1867.56 s (zlcreconsider). Three runs each: a
+    # mean 3% lower that the report does not mark significant is a draw from the runs' spread
+    # (session 51: 51.70 ± 3.48 s against 49.24 ± 3.06 s), not the seed's finding.
+    base, new = _samples(report, "mappedwriter", VANILLA, "write"), _samples(report, "mappedwriter", kernel, "write")
+    assert sum(new) < 0.97 * sum(base)
+    assert ci_significant_samples(base, new, "lower")

@@ -20,8 +20,11 @@
 //!    the log blocks completed).
 //! 3. The committed metadata blocks are dirty against their home locations. They reach them
 //!    when they have been dirty for dirty_expire_centisecs (the block device inode's periodic
-//!    writeback; here the journal thread submits them at that age), or all at once when the
-//!    journal is three quarters full (log_do_checkpoint).
+//!    writeback; here the journal thread submits them at that age). A transaction's log stays
+//!    in the journal until all its blocks are home. When less than a quarter of the journal is
+//!    free, log_do_checkpoint releases the log of every such transaction (cleanup_journal_tail)
+//!    and, only if the oldest transaction in the log still has blocks to write, writes those
+//!    and waits for them (fs/jbd/checkpoint.c, 3.0).
 //!
 //! The memory of metadata blocks is the block device's page cache ("Buffers": `touch_metadata_block`
 //! and `bread_metadata` in fs/mod.rs), whose pages reclaim may not take while the journal holds
@@ -221,8 +224,18 @@ pub struct Journal {
     pub blocks: u64,
     /// Next journal block to write (relative to `first`).
     pub head: u64,
-    /// Journal blocks written since the last full checkpoint.
+    /// Journal blocks between the tail and the head: the log of every transaction not yet
+    /// released by cleanup_journal_tail, and what the committing one has written so far.
     pub used: u64,
+    /// The committed transactions still in the log, oldest first: (commit time, journal
+    /// blocks their commit wrote). A transaction's metadata blocks in `checkpoint` carry the
+    /// same commit time.
+    pub log: std::collections::VecDeque<(u64, u64)>,
+    /// Journal blocks the transaction being committed has written so far.
+    pub log_pending: u64,
+    /// Since when the block device inode has had dirty metadata buffers (its dirtied_when):
+    /// set by the commit that dirties the first buffer after it was clean.
+    pub dirty_since: Option<u64>,
     pub commit_interval_ns: u64,
     pub running: Transaction,
     /// Metadata blocks of the transaction being committed.
@@ -433,20 +446,36 @@ impl Mm {
         let jr = &mut self.journals[j];
         jr.head = (head + n) % size;
         jr.used += n;
+        jr.log_pending += n;
         let dev = self.sbs[sb].dev;
         self.bdevs[dev].stats.journal_blocks += n;
     }
 
+    /// cleanup_journal_tail: moves the tail of the log past every transaction none of whose
+    /// metadata blocks still waits to be written home, freeing their journal blocks. Returns
+    /// the blocks freed (0: the oldest transaction in the log is still pinned).
+    fn jbd_cleanup_journal_tail(&mut self, j: usize) -> u64 {
+        let jr = &mut self.journals[j];
+        let pinned = jr.checkpoint.values().min().copied();
+        let mut freed = 0;
+        while let Some(&(t, n)) = jr.log.front() {
+            if pinned.is_some_and(|p| t >= p) {
+                break;
+            }
+            jr.log.pop_front();
+            freed += n;
+        }
+        jr.used -= freed;
+        freed
+    }
+
     /// Writes committed metadata blocks home (checkpoint): those committed at or before
-    /// `older_than`, or all of them. Returns the number written.
+    /// `older_than`, or all of them (`None`). Returns the number written.
     fn jbd_checkpoint(&mut self, j: usize, older_than: Option<u64>) -> usize {
         let jr = &mut self.journals[j];
         let blocks: Vec<u64> = jr.checkpoint.iter().filter(|(_, &t)| older_than.is_none_or(|o| t <= o)).map(|(&b, _)| b).collect();
         for b in &blocks {
             jr.checkpoint.remove(b);
-        }
-        if jr.checkpoint.is_empty() {
-            jr.used = 0;
         }
         let (sb, io) = (jr.sb, jr.ckpt_io);
         if !blocks.is_empty() {
@@ -510,21 +539,32 @@ impl Task for Kjournald {
         let wq = mm.journals[j].wait;
         match std::mem::replace(&mut self.state, Commit::Idle) {
             Commit::Idle => {
-                // Buffers dirty for dirty_expire go home (the block device's periodic writeback).
+                // The block device inode dirty for dirty_expire goes home whole (kupdate
+                // writeback takes an inode by its dirtied_when and writes all its dirty pages).
                 let expire = mm.sysctl.dirty_expire_centisecs * 10_000_000;
-                mm.jbd_checkpoint(j, Some(now.saturating_sub(expire)));
-                let jr = &mut mm.journals[j];
-                if jr.used * 4 >= jr.blocks * 3 && !jr.checkpoint.is_empty() {
+                if mm.journals[j].dirty_since.is_some_and(|t| t + expire <= now) {
                     mm.jbd_checkpoint(j, None);
-                    self.state = Commit::Checkpoint;
-                    return step(After::Continue);
+                    mm.journals[j].dirty_since = None;
+                }
+                // __log_wait_for_space: with less than a quarter of the journal free
+                // (j_max_transaction_buffers), log_do_checkpoint first releases the log of
+                // every transaction whose buffers have all gone home (cleanup_journal_tail);
+                // only if the oldest one in the log is still pinned does it write that
+                // transaction's buffers and wait for them. (The kernel's caller is the task
+                // starting a handle, and other handle starters wait; here kjournald does it.)
+                if mm.journals[j].used * 4 >= mm.journals[j].blocks * 3 && mm.jbd_cleanup_journal_tail(j) == 0 {
+                    if let Some(&oldest) = mm.journals[j].checkpoint.values().min() {
+                        mm.jbd_checkpoint(j, Some(oldest));
+                        self.state = Commit::Checkpoint;
+                        return step(After::Continue);
+                    }
                 }
                 let jr = &mut mm.journals[j];
                 let due = jr.running.start_ns.map(|t| t + jr.commit_interval_ns);
                 let full = jr.running.meta.len() as u64 >= jr.max_transaction_blocks();
                 if !(full || due.is_some_and(|d| d <= now)) {
-                    // Sleep until the commit timer or the oldest buffer's expiry.
-                    let ck = jr.checkpoint.values().min().map(|&t| t + expire);
+                    // Sleep until the commit timer or the buffers' expiry.
+                    let ck = jr.dirty_since.map(|t| t + expire);
                     let wake = [due, ck].into_iter().flatten().min();
                     return step(match wake {
                         Some(t) => After::WaitTimeout(wq, t.saturating_sub(now).max(1)),
@@ -599,11 +639,17 @@ impl Task for Kjournald {
                     self.state = Commit::CommitBlock;
                     return step(After::Wait(wq));
                 }
-                // Committed: the metadata is now dirty against its home location.
+                // Committed: the metadata is now dirty against its home location, and the
+                // transaction's log stays in the journal until its buffers are home.
                 let jr = &mut mm.journals[j];
                 for b in std::mem::take(&mut jr.committing) {
                     jr.checkpoint.entry(b).or_insert(now);
                 }
+                if !jr.checkpoint.is_empty() {
+                    jr.dirty_since.get_or_insert(now);
+                }
+                let n = std::mem::take(&mut jr.log_pending);
+                jr.log.push_back((now, n));
                 step(After::Continue)
             }
             Commit::Checkpoint => {

@@ -1,7 +1,11 @@
 //! File system invariants. Directory i_mutex: a task that holds a directory's i_mutex is not
 //! also waiting for it, and no task waits twice. A delete under way (`Mm::truncating`): its
 //! inode is in core, unlinked, unused, off the writeback and LRU lists and without page cache,
-//! and every block it has still to read is one of the file's indirect blocks.
+//! and every block it has still to read is one of the file's indirect blocks. Journals: the
+//! blocks between tail and head are the log of the transactions still in it plus what the
+//! committing one wrote, within the journal's size, and the tail never passes a transaction
+//! whose buffers are not all home (cleanup_journal_tail's rule); dirty buffers mean the block
+//! device inode is dirty.
 
 use crate::mm::Mm;
 
@@ -17,6 +21,20 @@ pub fn check(mm: &Mm) -> Result<(), String> {
                     return Err(format!("sb {sb} directory {id}: task {t} is on the i_mutex wait list twice"));
                 }
             }
+        }
+    }
+    for (j, jr) in mm.journals.iter().enumerate() {
+        let logged: u64 = jr.log.iter().map(|&(_, n)| n).sum::<u64>() + jr.log_pending;
+        if jr.used != logged || jr.used > jr.blocks {
+            return Err(format!("journal {j}: {} blocks used, but its transactions' log is {logged} and the journal {}", jr.used, jr.blocks));
+        }
+        if let Some(&pinned) = jr.checkpoint.values().min() {
+            if jr.log.front().is_none_or(|&(tail, _)| pinned < tail) {
+                return Err(format!("journal {j}: the tail passed the transaction committed at {pinned} ns, whose buffers are not all home"));
+            }
+        }
+        if !jr.checkpoint.is_empty() && jr.dirty_since.is_none() {
+            return Err(format!("journal {j}: {} buffers to write home but the block device inode is clean", jr.checkpoint.len()));
         }
     }
     for (&ino, left) in &mm.truncating {
