@@ -233,9 +233,6 @@ pub struct Journal {
     pub log: std::collections::VecDeque<(u64, u64)>,
     /// Journal blocks the transaction being committed has written so far.
     pub log_pending: u64,
-    /// Since when the block device inode has had dirty metadata buffers (its dirtied_when):
-    /// set by the commit that dirties the first buffer after it was clean.
-    pub dirty_since: Option<u64>,
     pub commit_interval_ns: u64,
     pub running: Transaction,
     /// Metadata blocks of the transaction being committed.
@@ -539,13 +536,9 @@ impl Task for Kjournald {
         let wq = mm.journals[j].wait;
         match std::mem::replace(&mut self.state, Commit::Idle) {
             Commit::Idle => {
-                // The block device inode dirty for dirty_expire goes home whole (kupdate
-                // writeback takes an inode by its dirtied_when and writes all its dirty pages).
+                // Buffers dirty for dirty_expire go home (the block device's periodic writeback).
                 let expire = mm.sysctl.dirty_expire_centisecs * 10_000_000;
-                if mm.journals[j].dirty_since.is_some_and(|t| t + expire <= now) {
-                    mm.jbd_checkpoint(j, None);
-                    mm.journals[j].dirty_since = None;
-                }
+                mm.jbd_checkpoint(j, Some(now.saturating_sub(expire)));
                 // __log_wait_for_space: with less than a quarter of the journal free
                 // (j_max_transaction_buffers), log_do_checkpoint first releases the log of
                 // every transaction whose buffers have all gone home (cleanup_journal_tail);
@@ -563,8 +556,8 @@ impl Task for Kjournald {
                 let due = jr.running.start_ns.map(|t| t + jr.commit_interval_ns);
                 let full = jr.running.meta.len() as u64 >= jr.max_transaction_blocks();
                 if !(full || due.is_some_and(|d| d <= now)) {
-                    // Sleep until the commit timer or the buffers' expiry.
-                    let ck = jr.dirty_since.map(|t| t + expire);
+                    // Sleep until the commit timer or the oldest buffer's expiry.
+                    let ck = jr.checkpoint.values().min().map(|&t| t + expire);
                     let wake = [due, ck].into_iter().flatten().min();
                     return step(match wake {
                         Some(t) => After::WaitTimeout(wq, t.saturating_sub(now).max(1)),
@@ -644,9 +637,6 @@ impl Task for Kjournald {
                 let jr = &mut mm.journals[j];
                 for b in std::mem::take(&mut jr.committing) {
                     jr.checkpoint.entry(b).or_insert(now);
-                }
-                if !jr.checkpoint.is_empty() {
-                    jr.dirty_since.get_or_insert(now);
                 }
                 let n = std::mem::take(&mut jr.log_pending);
                 jr.log.push_back((now, n));

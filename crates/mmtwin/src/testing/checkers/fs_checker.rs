@@ -4,8 +4,7 @@
 //! and every block it has still to read is one of the file's indirect blocks. Journals: the
 //! blocks between tail and head are the log of the transactions still in it plus what the
 //! committing one wrote, within the journal's size, and the tail never passes a transaction
-//! whose buffers are not all home (cleanup_journal_tail's rule); dirty buffers mean the block
-//! device inode is dirty.
+//! whose buffers are not all home (cleanup_journal_tail's rule).
 
 use crate::mm::Mm;
 
@@ -32,9 +31,6 @@ pub fn check(mm: &Mm) -> Result<(), String> {
             if jr.log.front().is_none_or(|&(tail, _)| pinned < tail) {
                 return Err(format!("journal {j}: the tail passed the transaction committed at {pinned} ns, whose buffers are not all home"));
             }
-        }
-        if !jr.checkpoint.is_empty() && jr.dirty_since.is_none() {
-            return Err(format!("journal {j}: {} buffers to write home but the block device inode is clean", jr.checkpoint.len()));
         }
     }
     for (&ino, left) in &mm.truncating {
