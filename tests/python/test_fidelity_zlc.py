@@ -11,9 +11,9 @@ so they are set by how many seeks the writes cost, and that varies by 5-15% from
 with the commits' timing; the variants' differences are smaller. The scenario runs three
 iterations so that the comparisons are of means (session 46: the mapped writer's write phase
 46.56 s in vanilla against 47.03 and 46.78 s). At this size fs_mark also loses with the
-patches (Files/s mean -4.6% and -4.4% in session 48): node 0's 16M DMA zone takes page cache, the patches' kswapd
+patches (Files/s mean -4.0% with either in session 51): node 0's 16M DMA zone takes page cache, the patches' kswapd
 balances it and meets the writers' newest pages still dirty, and each page it writes costs a
-seek (32,137 writes by reclaim in three runs, all from that zone; vanilla never wakes kswapd
+seek (31,712 writes by reclaim in three runs, session 51, all from that zone; vanilla never wakes kswapd
 under fs_mark). At 4G per node and more, DMA's lowmem reserve exceeds the zone and no page
 cache lands there; the full scenario, at 2G per node, writes 0.2% of fs_mark's pages so
 (41,858), this one 0.4%. The seed's gains (+26% Files/s as MMTests prints it, 15% sooner) are

@@ -95,28 +95,65 @@ fn ext4_commit_logs_only_metadata_and_leaves_delalloc_data_to_the_flusher() {
     assert!(pfns.iter().all(|&p| mm.pages[p as usize].flags & PG_DIRTY != 0), "still dirty");
 }
 
+/// Steps the device's flusher from time `now` (completing I/O whenever it waits, and letting
+/// a short wait's time pass) until it goes to sleep for its next period or for good; returns
+/// that sleep.
+fn run_flusher(mm: &mut Mm, f: &mut mmtwin::fs::fs_writeback::Flusher, now: u64) -> After {
+    mm.now_ns = now;
+    let mut rng = Rng::new(1);
+    for _ in 0..1000 {
+        let mut cx = TaskCx { now: mm.now_ns, cpu: 0, tid: 0, mm, rng: &mut rng, timed_out: false };
+        match f.step(&mut cx).after {
+            After::Continue => {}
+            a @ (After::Wait(_) | After::WaitTimeout(..)) => {
+                if !mm.io_timers.is_empty() {
+                    run_io(mm);
+                    continue;
+                }
+                match a {
+                    After::WaitTimeout(_, t) if t < 1_000_000_000 => mm.now_ns += t,
+                    a => return a,
+                }
+            }
+            a => return a,
+        }
+    }
+    panic!("the flusher did not settle");
+}
+
 #[test]
-fn committed_metadata_is_written_home_once_it_has_been_dirty_for_dirty_expire() {
+fn committed_metadata_goes_home_with_the_block_device_inode_in_the_flushers_kupdate_turn() {
+    // The buffers are dirty pages of the block device inode, dirtied at the first commit. The
+    // flusher's periodic (kupdate) writeback takes it once it has been dirty for
+    // dirty_expire, as any inode, and writes its buffers in block order, a later commit's
+    // too.
     let mut mm = boot("ext3");
-    write_file(&mut mm, 4);
+    let expire = mm.sysctl.dirty_expire_centisecs * 10_000_000;
     let mut k = Kjournald::new(0, "kjournald".into());
+    let mut f = mmtwin::fs::fs_writeback::Flusher::new(0, 500);
+    write_file(&mut mm, 4);
     run_journal(&mut mm, &mut k, COMMIT_INTERVAL_NS);
     let committed = mm.now_ns;
-    let expire = mm.sysctl.dirty_expire_centisecs * 10_000_000;
-    // Nothing more to commit: the thread sleeps until the oldest buffer expires.
-    match run_journal(&mut mm, &mut k, committed + 1) {
-        After::WaitTimeout(_, t) => assert_eq!(t, expire - 1),
-        a => panic!("{a:?}"),
-    }
+    assert_eq!(mm.journals[0].dirty_since, Some(committed));
+    // A second file, committed 10 s later: its data goes with its commit (data=ordered).
+    mm.now_ns = committed + 10_000_000_000;
+    write_file(&mut mm, 13);
+    run_journal(&mut mm, &mut k, committed + 15_000_000_000);
+    assert!(mm.journals[0].checkpoint.values().any(|&t| t > committed), "the second commit dirtied newer buffers");
+    assert_eq!(mm.journals[0].dirty_since, Some(committed), "the inode was already dirty");
+    // Before dirty_expire the periodic writeback leaves it alone.
+    run_flusher(&mut mm, &mut f, committed + expire - 1);
     assert_eq!(mm.bdevs[0].stats.checkpoint_blocks, 0);
     let home: Vec<u64> = mm.journals[0].checkpoint.keys().copied().collect();
     let (sectors, used) = (mm.bdevs[0].stats.sectors[1], mm.journals[0].used);
-    run_journal(&mut mm, &mut k, committed + expire);
-    assert_eq!(mm.bdevs[0].stats.checkpoint_blocks, home.len() as u64);
+    run_flusher(&mut mm, &mut f, committed + expire + 5_000_000_000);
+    assert_eq!(mm.bdevs[0].stats.checkpoint_blocks, home.len() as u64, "all of them, the newer ones too");
     assert_eq!(mm.bdevs[0].stats.sectors[1], sectors + home.len() as u64 * SECTORS_PER_PAGE);
-    assert!(mm.journals[0].checkpoint.is_empty());
+    let j = &mm.journals[0];
+    assert!(j.checkpoint.is_empty());
+    assert_eq!((j.dirty_since, j.dirty_key), (None, None), "the inode is clean");
     // The log is released only when the journal needs the space (cleanup_journal_tail).
-    assert_eq!((mm.journals[0].used, mm.journals[0].log.len()), (used, 1));
+    assert_eq!((j.used, j.log.len()), (used, 2));
 }
 
 #[test]
@@ -148,11 +185,12 @@ fn a_journal_short_of_space_releases_the_log_of_transactions_home_and_writes_onl
     assert_eq!((j.used, j.log.len()), (l2, 1));
     // Once the second transaction's buffers have gone home by writeback, a journal short of
     // space moves its tail past it without writing anything.
-    run_journal(&mut mm, &mut k, t2 + expire);
+    let mut f = mmtwin::fs::fs_writeback::Flusher::new(0, 500);
+    run_flusher(&mut mm, &mut f, t2 + expire + 5_000_000_000);
     assert!(mm.journals[0].checkpoint.is_empty());
     let written = mm.bdevs[0].stats.checkpoint_blocks;
     mm.journals[0].blocks = l2;
-    run_journal(&mut mm, &mut k, t2 + expire + 1);
+    run_journal(&mut mm, &mut k, t2 + expire + 5_000_000_001);
     assert_eq!(mm.bdevs[0].stats.checkpoint_blocks, written, "nothing written");
     assert_eq!((mm.journals[0].used, mm.journals[0].log.len()), (0, 0));
 }

@@ -372,7 +372,7 @@ impl Flusher {
         }
         if self.interval_ns > 0 && now >= self.last_old_flush + self.interval_ns {
             self.last_old_flush = now;
-            let nr = mm.bdi_stat[self.dev].reclaimable.max(0);
+            let nr = mm.bdi_stat[self.dev].reclaimable.max(0) + mm.jbd_dirty_metadata_pages(self.dev) as i64;
             if nr > 0 {
                 let expire = mm.sysctl.dirty_expire_centisecs * 10_000_000;
                 return Some(WbWork { kind: WorkKind::Kupdate, nr_pages: nr + 64, older_than_ns: now.saturating_sub(expire), range_cyclic: true });
@@ -408,7 +408,8 @@ impl Task for Flusher {
                 }
                 None => {
                     mm.flusher_busy[dev] = false;
-                    let after = if mm.bdi_stat[dev].reclaimable > 0 || mm.bdi_stat[dev].writeback > 0 {
+                    let dirty = mm.bdi_stat[dev].reclaimable > 0 || mm.jbd_dirty_metadata_pages(dev) > 0;
+                    let after = if dirty || mm.bdi_stat[dev].writeback > 0 {
                         After::WaitTimeout(mm.bdevs[dev].flusher_wait, self.interval_ns.max(1_000_000))
                     } else {
                         After::Wait(mm.bdevs[dev].flusher_wait)
@@ -425,6 +426,17 @@ impl Task for Flusher {
             None => {
                 let background_done = work.kind == WorkKind::Background && !mm.over_bground_thresh();
                 let next = if work.nr_pages <= 0 || background_done { None } else { mm.next_dirty_inode(dev, work.older_than_ns) };
+                // The block device inode of a journal takes its turn by its place on the dirty
+                // list, like the files.
+                let meta = if work.nr_pages <= 0 || background_done { None } else { mm.jbd_next_dirty_metadata(dev, work.older_than_ns) };
+                if let Some((j, _)) = meta.filter(|&(_, k)| next.is_none_or(|ino| mm.inode(ino).dirty_key.is_none_or(|fk| k < fk))) {
+                    let chunk = mm.writeback_chunk_size(dev, work.nr_pages);
+                    let written = mm.jbd_writeback_metadata(j, chunk);
+                    let mut w = work;
+                    w.nr_pages -= written as i64;
+                    self.state = FlusherState::Working(w);
+                    return Step { user_ns: 0, system_ns: mm.costs.kswapd_pass_ns / 4, after: After::Continue };
+                }
                 let Some(ino) = next else {
                     self.state = FlusherState::Idle;
                     return Step { user_ns: 0, system_ns: mm.costs.kswapd_pass_ns / 4, after: After::Continue };

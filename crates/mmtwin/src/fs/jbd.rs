@@ -18,9 +18,10 @@
 //!    area, sequentially from the journal head, and the thread waits for them; then the commit
 //!    block, waited for too (3.0 mounts ext3 without barriers; the commit block still goes after
 //!    the log blocks completed).
-//! 3. The committed metadata blocks are dirty against their home locations. They reach them
-//!    when they have been dirty for dirty_expire_centisecs (the block device inode's periodic
-//!    writeback; here the journal thread submits them at that age). A transaction's log stays
+//! 3. The committed metadata blocks are dirty against their home locations: dirty pages of the
+//!    block device inode, which the flusher writes in its turn like any dirty inode (oldest
+//!    dirtied first, a chunk at a time in block order, requeued while pages remain; kupdate
+//!    once it has been dirty for dirty_expire_centisecs). A transaction's log stays
 //!    in the journal until all its blocks are home. When less than a quarter of the journal is
 //!    free, log_do_checkpoint releases the log of every such transaction (cleanup_journal_tail)
 //!    and, only if the oldest transaction in the log still has blocks to write, writes those
@@ -233,6 +234,12 @@ pub struct Journal {
     pub log: std::collections::VecDeque<(u64, u64)>,
     /// Journal blocks the transaction being committed has written so far.
     pub log_pending: u64,
+    /// The block device inode's dirtied_when: when a commit dirtied its first buffer since
+    /// it was last clean.
+    pub dirty_since: Option<u64>,
+    /// Its place on its superblock's dirty list (the key sequence of `SuperBlock::b_dirty`),
+    /// while it has dirty buffers.
+    pub dirty_key: Option<u64>,
     pub commit_interval_ns: u64,
     pub running: Transaction,
     /// Metadata blocks of the transaction being committed.
@@ -466,6 +473,43 @@ impl Mm {
         freed
     }
 
+    /// The flusher's turn at the block device inode of journal `j` (its ->writepages): up to
+    /// `nr_to_write` dirty metadata buffers in block order. The inode goes back to the end of
+    /// the dirty list if some remain, and is clean otherwise. Returns the number written.
+    pub fn jbd_writeback_metadata(&mut self, j: usize, nr_to_write: u64) -> u64 {
+        let jr = &mut self.journals[j];
+        let blocks: Vec<u64> = jr.checkpoint.keys().copied().take(nr_to_write as usize).collect();
+        for b in &blocks {
+            jr.checkpoint.remove(b);
+        }
+        let sb = jr.sb;
+        if jr.checkpoint.is_empty() {
+            (jr.dirty_since, jr.dirty_key) = (None, None);
+        } else {
+            let key = self.sbs[sb].next_key();
+            self.journals[j].dirty_key = Some(key);
+        }
+        self.jbd_submit_checkpoint(j, &blocks);
+        blocks.len() as u64
+    }
+
+    /// The journal of device `dev` whose block device inode is next on the dirty list, if it
+    /// was dirtied at or before `older_than`: (journal, its key on the dirty list).
+    pub fn jbd_next_dirty_metadata(&self, dev: usize, older_than: u64) -> Option<(usize, u64)> {
+        self.journals
+            .iter()
+            .enumerate()
+            .filter(|(_, jr)| self.sbs[jr.sb].dev == dev && jr.dirty_since.is_some_and(|t| t <= older_than))
+            .filter_map(|(j, jr)| jr.dirty_key.map(|k| (j, k)))
+            .min_by_key(|&(_, k)| k)
+    }
+
+    /// Dirty metadata buffers of the journals on device `dev` (the block device inodes' dirty
+    /// pages).
+    pub fn jbd_dirty_metadata_pages(&self, dev: usize) -> u64 {
+        self.journals.iter().filter(|jr| self.sbs[jr.sb].dev == dev).map(|jr| jr.checkpoint.len() as u64).sum()
+    }
+
     /// Writes committed metadata blocks home (checkpoint): those committed at or before
     /// `older_than`, or all of them (`None`). Returns the number written.
     fn jbd_checkpoint(&mut self, j: usize, older_than: Option<u64>) -> usize {
@@ -474,7 +518,16 @@ impl Mm {
         for b in &blocks {
             jr.checkpoint.remove(b);
         }
-        let (sb, io) = (jr.sb, jr.ckpt_io);
+        if jr.checkpoint.is_empty() {
+            (jr.dirty_since, jr.dirty_key) = (None, None);
+        }
+        self.jbd_submit_checkpoint(j, &blocks);
+        blocks.len()
+    }
+
+    /// Submits metadata blocks `blocks` (ascending) to their home locations.
+    fn jbd_submit_checkpoint(&mut self, j: usize, blocks: &[u64]) {
+        let (sb, io) = (self.journals[j].sb, self.journals[j].ckpt_io);
         if !blocks.is_empty() {
             // __flush_batch: NR_BATCH buffers per plug.
             for batch in blocks.chunks(CHECKPOINT_BATCH) {
@@ -483,7 +536,6 @@ impl Mm {
             let dev = self.sbs[sb].dev;
             self.bdevs[dev].stats.checkpoint_blocks += blocks.len() as u64;
         }
-        blocks.len()
     }
 }
 
@@ -536,9 +588,6 @@ impl Task for Kjournald {
         let wq = mm.journals[j].wait;
         match std::mem::replace(&mut self.state, Commit::Idle) {
             Commit::Idle => {
-                // Buffers dirty for dirty_expire go home (the block device's periodic writeback).
-                let expire = mm.sysctl.dirty_expire_centisecs * 10_000_000;
-                mm.jbd_checkpoint(j, Some(now.saturating_sub(expire)));
                 // __log_wait_for_space: with less than a quarter of the journal free
                 // (j_max_transaction_buffers), log_do_checkpoint first releases the log of
                 // every transaction whose buffers have all gone home (cleanup_journal_tail);
@@ -556,10 +605,8 @@ impl Task for Kjournald {
                 let due = jr.running.start_ns.map(|t| t + jr.commit_interval_ns);
                 let full = jr.running.meta.len() as u64 >= jr.max_transaction_blocks();
                 if !(full || due.is_some_and(|d| d <= now)) {
-                    // Sleep until the commit timer or the oldest buffer's expiry.
-                    let ck = jr.checkpoint.values().min().map(|&t| t + expire);
-                    let wake = [due, ck].into_iter().flatten().min();
-                    return step(match wake {
+                    // Sleep until the commit timer.
+                    return step(match due {
                         Some(t) => After::WaitTimeout(wq, t.saturating_sub(now).max(1)),
                         None => After::Wait(wq),
                     });
@@ -640,6 +687,17 @@ impl Task for Kjournald {
                 }
                 let n = std::mem::take(&mut jr.log_pending);
                 jr.log.push_back((now, n));
+                // The block device inode turns dirty (__mark_inode_dirty): dirtied_when, the
+                // end of the dirty list, and the flusher learns of it.
+                if !jr.checkpoint.is_empty() && jr.dirty_key.is_none() {
+                    jr.dirty_since = Some(now);
+                    let sb = jr.sb;
+                    let key = mm.sbs[sb].next_key();
+                    mm.journals[j].dirty_key = Some(key);
+                    let dev = mm.sbs[sb].dev;
+                    let fw = mm.bdevs[dev].flusher_wait;
+                    mm.wake_up(fw);
+                }
                 step(After::Continue)
             }
             Commit::Checkpoint => {

@@ -100,6 +100,8 @@ impl Mm {
                 used: 0,
                 log: Default::default(),
                 log_pending: 0,
+                dirty_since: None,
+                dirty_key: None,
                 commit_interval_ns: crate::fs::jbd::COMMIT_INTERVAL_NS,
                 running: Default::default(),
                 committing: Default::default(),

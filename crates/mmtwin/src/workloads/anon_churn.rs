@@ -557,7 +557,7 @@ mod tests {
     #[test]
     fn regions_go_top_down_into_the_highest_gap_that_fits_and_a_thp_region_is_2m_aligned() {
         let mut a = AddressSpace::default();
-        let mut map = |a: &mut AddressSpace, len: u64, align: u64| {
+        let map = |a: &mut AddressSpace, len: u64, align: u64| {
             let s = a.get_unmapped_area(len, align);
             a.vmas.insert(s, s + len);
             s

@@ -4,7 +4,8 @@
 //! and every block it has still to read is one of the file's indirect blocks. Journals: the
 //! blocks between tail and head are the log of the transactions still in it plus what the
 //! committing one wrote, within the journal's size, and the tail never passes a transaction
-//! whose buffers are not all home (cleanup_journal_tail's rule).
+//! whose buffers are not all home (cleanup_journal_tail's rule); the block device inode is on
+//! the dirty list exactly while it has dirty buffers.
 
 use crate::mm::Mm;
 
@@ -26,6 +27,9 @@ pub fn check(mm: &Mm) -> Result<(), String> {
         let logged: u64 = jr.log.iter().map(|&(_, n)| n).sum::<u64>() + jr.log_pending;
         if jr.used != logged || jr.used > jr.blocks {
             return Err(format!("journal {j}: {} blocks used, but its transactions' log is {logged} and the journal {}", jr.used, jr.blocks));
+        }
+        if jr.checkpoint.is_empty() != (jr.dirty_since.is_none() && jr.dirty_key.is_none()) || jr.dirty_since.is_some() != jr.dirty_key.is_some() {
+            return Err(format!("journal {j}: {} dirty buffers, but the block device inode's dirtied_when is {:?} and its place on the dirty list {:?}", jr.checkpoint.len(), jr.dirty_since, jr.dirty_key));
         }
         if let Some(&pinned) = jr.checkpoint.values().min() {
             if jr.log.front().is_none_or(|&(tail, _)| pinned < tail) {
