@@ -16,7 +16,7 @@ balances it and meets the writers' newest pages still dirty, and each page it wr
 seek (31,712 writes by reclaim in three runs, session 51, all from that zone; vanilla never wakes kswapd
 under fs_mark). At 4G per node and more, DMA's lowmem reserve exceeds the zone and no page
 cache lands there; the full scenario, at 2G per node, writes 0.2% of fs_mark's pages so
-(41,858), this one 0.4%. The seed's gains (+26% Files/s as MMTests prints it, 15% sooner) are
+(33,542 in session 51), this one 0.4%. The seed's gains (+26% Files/s as MMTests prints it, 15% sooner) are
 asserted at a fifth of their size as expected failures (strict: they report when they start
 to hold). fs_mark's Files/s sums the
 workers' own rates: the seed's means are 1.40-1.86 times its files per loop time, so most of
@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.python.conftest import ROOT
 from mmtwin.report.stats import ci_significant_samples
+from tests.python.conftest import ROOT
 from tests.python.fidelity import metric_mean as _metric
 from tests.python.fidelity import metric_samples as _samples
 from tests.python.fidelity import run_scenario
