@@ -162,10 +162,10 @@ fn checkers_catch_a_lost_page_a_bad_count_and_unmerged_buddies() {
     mm.zones[z].vm_stat[mmtwin::mm::mmzone::ZoneStat::NrPageTable as usize] += 1;
     assert!(check_all(&mm).unwrap_err().contains("NR_PAGETABLE"));
 
-    // A journal whose used blocks are not its transactions' log.
+    // A journal whose log outgrew it.
     let mut mm = common::boot_fs("ext3");
     check_all(&mm).unwrap();
-    mm.journals[0].used += 1;
+    mm.journals[0].log_pending = mm.journals[0].blocks + 1;
     assert!(check_all(&mm).unwrap_err().contains("journal 0"));
 
     // A page marked free that is on no list.

@@ -26,25 +26,35 @@ fn write_file(mm: &mut Mm, n: u32) -> (u32, Vec<Pfn>) {
 }
 
 
-/// Steps the journal thread at time `now` (completing I/O whenever it waits) until it goes to
-/// sleep with nothing to wait for; returns that last sleep.
-fn run_journal(mm: &mut Mm, k: &mut Kjournald, now: u64) -> After {
+/// Steps `task` from time `now` (completing I/O whenever it waits, and letting the time of a
+/// wait shorter than `pass_ns` go by) until it goes to sleep with nothing else to wait for;
+/// returns that sleep.
+fn settle(mm: &mut Mm, task: &mut dyn Task, now: u64, pass_ns: u64) -> After {
     mm.now_ns = now;
     let mut rng = Rng::new(1);
     for _ in 0..1000 {
         let mut cx = TaskCx { now: mm.now_ns, cpu: 0, tid: 0, mm, rng: &mut rng, timed_out: false };
-        match k.step(&mut cx).after {
+        match task.step(&mut cx).after {
             After::Continue => {}
             a @ (After::Wait(_) | After::WaitTimeout(..)) => {
-                if mm.io_timers.is_empty() {
-                    return a;
+                if !mm.io_timers.is_empty() {
+                    run_io(mm);
+                    continue;
                 }
-                run_io(mm);
+                match a {
+                    After::WaitTimeout(_, t) if t < pass_ns => mm.now_ns += t,
+                    a => return a,
+                }
             }
             a => return a,
         }
     }
-    panic!("the journal thread did not settle");
+    panic!("{} did not settle", task.name());
+}
+
+/// Steps the journal thread at time `now` until it sleeps with nothing to wait for.
+fn run_journal(mm: &mut Mm, k: &mut Kjournald, now: u64) -> After {
+    settle(mm, k, now, 0)
 }
 
 #[test]
@@ -95,30 +105,10 @@ fn ext4_commit_logs_only_metadata_and_leaves_delalloc_data_to_the_flusher() {
     assert!(pfns.iter().all(|&p| mm.pages[p as usize].flags & PG_DIRTY != 0), "still dirty");
 }
 
-/// Steps the device's flusher from time `now` (completing I/O whenever it waits, and letting
-/// a short wait's time pass) until it goes to sleep for its next period or for good; returns
-/// that sleep.
+/// Steps the device's flusher from time `now` until it sleeps for its next period or for
+/// good (its short waits for I/O pass).
 fn run_flusher(mm: &mut Mm, f: &mut mmtwin::fs::fs_writeback::Flusher, now: u64) -> After {
-    mm.now_ns = now;
-    let mut rng = Rng::new(1);
-    for _ in 0..1000 {
-        let mut cx = TaskCx { now: mm.now_ns, cpu: 0, tid: 0, mm, rng: &mut rng, timed_out: false };
-        match f.step(&mut cx).after {
-            After::Continue => {}
-            a @ (After::Wait(_) | After::WaitTimeout(..)) => {
-                if !mm.io_timers.is_empty() {
-                    run_io(mm);
-                    continue;
-                }
-                match a {
-                    After::WaitTimeout(_, t) if t < 1_000_000_000 => mm.now_ns += t,
-                    a => return a,
-                }
-            }
-            a => return a,
-        }
-    }
-    panic!("the flusher did not settle");
+    settle(mm, f, now, 1_000_000_000)
 }
 
 #[test]
@@ -145,7 +135,7 @@ fn committed_metadata_goes_home_with_the_block_device_inode_in_the_flushers_kupd
     run_flusher(&mut mm, &mut f, committed + expire - 1);
     assert_eq!(mm.bdevs[0].stats.checkpoint_blocks, 0);
     let home: Vec<u64> = mm.journals[0].checkpoint.keys().copied().collect();
-    let (sectors, used) = (mm.bdevs[0].stats.sectors[1], mm.journals[0].used);
+    let (sectors, used) = (mm.bdevs[0].stats.sectors[1], mm.journals[0].used());
     run_flusher(&mut mm, &mut f, committed + expire + 5_000_000_000);
     assert_eq!(mm.bdevs[0].stats.checkpoint_blocks, home.len() as u64, "all of them, the newer ones too");
     assert_eq!(mm.bdevs[0].stats.sectors[1], sectors + home.len() as u64 * SECTORS_PER_PAGE);
@@ -153,7 +143,7 @@ fn committed_metadata_goes_home_with_the_block_device_inode_in_the_flushers_kupd
     assert!(j.checkpoint.is_empty());
     assert_eq!((j.dirty_since, j.dirty_key), (None, None), "the inode is clean");
     // The log is released only when the journal needs the space (cleanup_journal_tail).
-    assert_eq!((j.used, j.log.len()), (used, 2));
+    assert_eq!((j.used(), j.log.len()), (used, 2));
 }
 
 #[test]
@@ -169,7 +159,7 @@ fn a_journal_short_of_space_releases_the_log_of_transactions_home_and_writes_onl
     let t2 = mm.now_ns;
     let j = &mm.journals[0];
     let (l1, l2) = (j.log[0].1, j.log[1].1);
-    assert_eq!(j.used, l1 + l2);
+    assert_eq!(j.used(), l1 + l2);
     let newer: Vec<u64> = j.checkpoint.iter().filter(|(_, &t)| t == t2).map(|(&b, _)| b).collect();
     let oldest = j.checkpoint.len() - newer.len();
     assert!(!newer.is_empty() && oldest > 0);
@@ -182,7 +172,7 @@ fn a_journal_short_of_space_releases_the_log_of_transactions_home_and_writes_onl
     assert_eq!(mm.bdevs[0].stats.checkpoint_blocks, oldest as u64);
     let j = &mm.journals[0];
     assert_eq!(j.checkpoint.keys().copied().collect::<Vec<_>>(), newer);
-    assert_eq!((j.used, j.log.len()), (l2, 1));
+    assert_eq!((j.used(), j.log.len()), (l2, 1));
     // Once the second transaction's buffers have gone home by writeback, a journal short of
     // space moves its tail past it without writing anything.
     let mut f = mmtwin::fs::fs_writeback::Flusher::new(0, 500);
@@ -192,7 +182,7 @@ fn a_journal_short_of_space_releases_the_log_of_transactions_home_and_writes_onl
     mm.journals[0].blocks = l2;
     run_journal(&mut mm, &mut k, t2 + expire + 5_000_000_001);
     assert_eq!(mm.bdevs[0].stats.checkpoint_blocks, written, "nothing written");
-    assert_eq!((mm.journals[0].used, mm.journals[0].log.len()), (0, 0));
+    assert_eq!((mm.journals[0].used(), mm.journals[0].log.len()), (0, 0));
 }
 
 #[test]

@@ -225,9 +225,6 @@ pub struct Journal {
     pub blocks: u64,
     /// Next journal block to write (relative to `first`).
     pub head: u64,
-    /// Journal blocks between the tail and the head: the log of every transaction not yet
-    /// released by cleanup_journal_tail, and what the committing one has written so far.
-    pub used: u64,
     /// The committed transactions still in the log, oldest first: (commit time, journal
     /// blocks their commit wrote). A transaction's metadata blocks in `checkpoint` carry the
     /// same commit time.
@@ -254,6 +251,12 @@ pub struct Journal {
 }
 
 impl Journal {
+    /// Journal blocks between the tail and the head: the log of every transaction not yet
+    /// released by cleanup_journal_tail, and what the committing one has written so far.
+    pub fn used(&self) -> u64 {
+        self.log.iter().map(|&(_, n)| n).sum::<u64>() + self.log_pending
+    }
+
     /// j_max_transaction_buffers: a transaction is committed early at a quarter of the journal.
     pub fn max_transaction_blocks(&self) -> u64 {
         self.blocks / 4
@@ -449,7 +452,6 @@ impl Mm {
         self.jbd_write_blocks(sb, &sorted, io);
         let jr = &mut self.journals[j];
         jr.head = (head + n) % size;
-        jr.used += n;
         jr.log_pending += n;
         let dev = self.sbs[sb].dev;
         self.bdevs[dev].stats.journal_blocks += n;
@@ -469,7 +471,6 @@ impl Mm {
             jr.log.pop_front();
             freed += n;
         }
-        jr.used -= freed;
         freed
     }
 
@@ -594,7 +595,7 @@ impl Task for Kjournald {
                 // only if the oldest one in the log is still pinned does it write that
                 // transaction's buffers and wait for them. (The kernel's caller is the task
                 // starting a handle, and other handle starters wait; here kjournald does it.)
-                if mm.journals[j].used * 4 >= mm.journals[j].blocks * 3 && mm.jbd_cleanup_journal_tail(j) == 0 {
+                if mm.journals[j].used() * 4 >= mm.journals[j].blocks * 3 && mm.jbd_cleanup_journal_tail(j) == 0 {
                     if let Some(&oldest) = mm.journals[j].checkpoint.values().min() {
                         mm.jbd_checkpoint(j, Some(oldest));
                         self.state = Commit::Checkpoint;

@@ -97,7 +97,6 @@ impl Mm {
                 first: jfirst,
                 blocks: jblocks,
                 head: 0,
-                used: 0,
                 log: Default::default(),
                 log_pending: 0,
                 dirty_since: None,
