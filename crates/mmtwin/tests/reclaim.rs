@@ -76,6 +76,32 @@ fn a_mapped_file_page_gets_a_second_trip_round_the_inactive_list_then_activates(
 }
 
 #[test]
+fn slab_pressure_counts_a_locked_page_not_at_all_and_a_mapped_page_zone_reclaim_may_not_unmap_once() {
+    // 3.0 shrink_page_list: a page whose trylock fails is kept before it is counted; a mapped
+    // page is counted, then kept when the reclaimer may not unmap, before the doubling for
+    // mapped and swap cache pages. sc->nr_scanned is what shrink_slab is given.
+    let mut mm = boot("linux-3.0", 1, 1, "64M", "");
+    let (_, pfns) = cache_pages(&mut mm, 8, 0);
+    let zid = mm.page_zone(pfns[0]);
+    for &p in &pfns[..3] {
+        mm.pages[p as usize].flags |= PG_MAPPED;
+    }
+    for &p in &pfns[3..5] {
+        mm.pages[p as usize].flags |= PG_LOCKED;
+    }
+    mm.in_reclaim = true;
+    let mut sc = ScanControl::new(Reclaimer::Direct, Gfp::GFP_KERNEL, 0, u64::MAX, mm.sysctl.swappiness);
+    (sc.priority, sc.may_unmap, sc.may_writepage) = (0, false, false);
+    mm.shrink_zone(zid, &mut sc);
+    // Three mapped pages once each, three clean ones (freed) once each, the locked two never.
+    assert_eq!(sc.nr_scanned, 6);
+    assert_eq!(sc.nr_reclaimed, 3);
+    for &p in &pfns[..5] {
+        assert_eq!(mm.page_lru(p), LruList::InactiveFile, "pfn {p} kept on the inactive list");
+    }
+}
+
+#[test]
 fn an_unmapped_clean_page_is_reclaimed_whatever_its_referenced_bit() {
     let mut mm = boot("linux-3.0", 1, 1, "64M", "");
     let (_, pfns) = cache_pages(&mut mm, 64, 0);

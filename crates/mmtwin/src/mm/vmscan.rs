@@ -426,18 +426,19 @@ impl Mm {
         'pages: for pfn in pages {
             self.cost_ns += self.costs.shrink_page_ns;
             let flags = self.pages[pfn as usize].flags;
-            // Double the slab pressure for mapped and swap cache pages (3.x).
-            sc.nr_scanned += 1;
-            if flags & (PG_MAPPED | PG_SWAPCACHE) != 0 && self.era == Era::Linux3 {
-                sc.nr_scanned += 1;
-            }
             let mut activate = false;
             'decide: {
                 if flags & PG_LOCKED != 0 {
-                    break 'decide; // trylock_page failed: keep
+                    break 'decide; // trylock_page failed: kept, and not counted as scanned
                 }
+                sc.nr_scanned += 1;
                 if !sc.may_unmap && flags & PG_MAPPED != 0 {
                     break 'decide;
+                }
+                // Double the slab pressure for mapped and swap cache pages (3.x; a mapped page
+                // zone_reclaim may not unmap was counted once, above).
+                if flags & (PG_MAPPED | PG_SWAPCACHE) != 0 && self.era == Era::Linux3 {
+                    sc.nr_scanned += 1;
                 }
                 if self.era == Era::Linux6 {
                     // folio_check_dirty_writeback: what the node-level throttling decisions
