@@ -270,8 +270,9 @@ fn a_readahead_that_sleeps_in_the_allocator_finishes_its_window_after_the_sleep(
     // of a file larger than memory soon finds NR_FREE_PAGES under min, and direct reclaim's 32
     // cold frees stay on its per-cpu list, so the allocation after it fails and the task
     // waits in congestion_wait. The kernel's reader sleeps there, in the middle of its
-    // window, and retries at `rebalance` (direct reclaim, then the try) when it wakes; the
-    // window is read when it is whole.
+    // window, and retries at `rebalance` when it wakes: with nothing freed meanwhile the try
+    // at the min mark fails again and direct reclaim follows; the window is read when it is
+    // whole.
     use mmtwin::mm::filemap::PageIo;
     use mmtwin::mm::mm_types::PG_LOCKED;
     use mmtwin::mm::vmstat::VmStat;
@@ -300,7 +301,7 @@ fn a_readahead_that_sleeps_in_the_allocator_finishes_its_window_after_the_sleep(
                 mm.arm_alloc_rebalance(pid);
                 let again = mm.resume_kernel_work(0);
                 mm.disarm_alloc_rebalance();
-                assert!(mm.events.get(VmStat::Allocstall) > allocstall, "the retry starts with direct reclaim");
+                assert!(mm.events.get(VmStat::Allocstall) > allocstall, "nothing freed during the sleep: the retry reclaims");
                 if !again {
                     assert!(mm.pending_readahead.is_empty());
                     let window = u64::from(ra.nr - ra.next) + ra.to_read.len() as u64;
@@ -323,29 +324,41 @@ fn a_readahead_that_sleeps_in_the_allocator_finishes_its_window_after_the_sleep(
 
 #[test]
 fn only_the_step_after_the_allocators_wait_resumes_at_rebalance() {
-    // A task back from congestion_wait in the slow path continues the interrupted allocation
-    // at `rebalance`: direct reclaim comes first even with memory free. If that step needs no
-    // allocation after all, the resume lapses with it; a later step allocates from the fast
-    // path as usual.
+    // A task back from the wait in the slow path continues the interrupted allocation at
+    // `rebalance` (2.6.32-3.x: congestion_wait or wait_iff_congested, then `goto rebalance`):
+    // the try at the min watermark, without the fast path's low watermark and without waking
+    // kswapd again. If that step needs no allocation after all, the resume lapses with it; a
+    // later step allocates from the fast path as usual.
     use mmtwin::mm::vmstat::VmStat;
     let machine = "arch = \"s390x\"\nnodes = [{ id = 0, cpus = 1, memory = \"256M\" }]\nfs = \"ext2\"";
     let mut mm = boot_with(machine, "linux-2.6.32", "");
     let pid = mm.sched.current_pid;
     let gfp = Gfp::GFP_HIGHUSER_MOVABLE.with(Gfp::COLD);
-    // The step that uses it.
+    // Allocate until an allocation finds the zone under its low mark and wakes kswapd: free
+    // memory is now between the min and the low marks.
+    while mm.kswapd_wakeups.is_empty() {
+        assert!(mm.alloc_pages_or_sleep(gfp, 0, 0).is_ok());
+    }
+    // kswapd has run and gone back to sleep (the engine's part).
+    mm.kswapd_wakeups.clear();
+    mm.nodes[0].kswapd_wait_pending = false;
+    let stalls = mm.events.get(VmStat::Allocstall);
+    // The step that uses it: served at the min mark, kswapd not woken, nothing reclaimed.
     mm.alloc_rebalance.push(pid);
     mm.arm_alloc_rebalance(pid);
-    let stalls = mm.events.get(VmStat::Allocstall);
     assert!(mm.alloc_pages_or_sleep(gfp, 0, 0).is_ok());
     mm.disarm_alloc_rebalance();
-    assert_eq!(mm.events.get(VmStat::Allocstall), stalls + 1, "the resumed allocation reclaims first");
-    // The step that does not: the next step's allocation takes the fast path.
+    assert!(mm.kswapd_wakeups.is_empty(), "rebalance does not wake kswapd");
+    assert_eq!(mm.events.get(VmStat::Allocstall), stalls, "the try at the min mark comes before direct reclaim");
+    // The step that does not: the next step's allocation takes the fast path, which fails at
+    // the low mark and wakes kswapd on its way to the slow path.
     mm.alloc_rebalance.push(pid);
     mm.arm_alloc_rebalance(pid);
     mm.disarm_alloc_rebalance();
     assert!(mm.alloc_rebalance.is_empty());
     assert!(mm.alloc_pages_or_sleep(gfp, 0, 0).is_ok());
-    assert_eq!(mm.events.get(VmStat::Allocstall), stalls + 1, "no stale resume");
+    assert_eq!(mm.kswapd_wakeups, vec![0], "no stale resume");
+    assert_eq!(mm.events.get(VmStat::Allocstall), stalls);
 }
 
 /// The largest readahead window a sequential reader of a 2,048-page ext4 file reaches.

@@ -166,6 +166,16 @@ impl Mm {
     /// finds or allocates the page cache page, copies, marks it accessed and dirty, extends the
     /// file, and throttles the writer (balance_dirty_pages_ratelimited). The copy is charged.
     pub fn file_write_page(&mut self, ino: Ino, index: u32, bytes: u64, cpu: usize, t: &mut DirtyThrottle) -> PageIo {
+        let dev = self.sbs[self.inode(ino).sb].dev;
+        let outer = self.current_bdi.replace(dev);
+        let r = self.generic_perform_write_page(ino, index, bytes, cpu, t);
+        self.current_bdi = outer;
+        r
+    }
+
+    /// The body of `file_write_page`, run with current->backing_dev_info set to the file's
+    /// device.
+    fn generic_perform_write_page(&mut self, ino: Ino, index: u32, bytes: u64, cpu: usize, t: &mut DirtyThrottle) -> PageIo {
         let mapping = self.inode(ino).mapping;
         // Still in the previous page's balance_dirty_pages loop: that first.
         if self.balance_dirty_pages_resume(t, ino, true) {

@@ -250,6 +250,7 @@ impl Mm {
             sleep_ns: 0,
             congestion_sleep: None,
             rq_wait_owed: None,
+            current_bdi: None,
             held_bio: Vec::new(),
             iocs: Vec::new(),
             alloc_may_defer: false,

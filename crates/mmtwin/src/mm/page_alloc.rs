@@ -73,6 +73,10 @@ pub struct Mm {
     /// (`Mm::submit_bio_or_sleep`). The engine puts the task on that exclusive queue unless it
     /// owes a sleep as well (then its bio is queued at once).
     pub rq_wait_owed: Option<usize>,
+    /// current->backing_dev_info: the device of the file the running task is writing with a
+    /// buffered write() (__generic_file_aio_write sets it for the whole call), whose congested
+    /// queue reclaim may still write to (may_write_to_queue).
+    pub current_bdi: Option<usize>,
     /// Each task's block-layer io_context (by pid): its request batch after a wait for a
     /// request (`request_alloc = "batching"`).
     pub iocs: Vec<crate::block::IoContext>,
@@ -1873,7 +1877,9 @@ impl Mm {
     /// lists once. Without progress the OOM path is reached: the OOM killer is not modelled, so
     /// the allocation fails and counts oom_kill. Small orders retry while reclaim progresses:
     /// after the wait, at once when the caller cannot stop (`alloc_may_defer` unset), or, when
-    /// it can, when the task has slept, entering again with `rebalance` (direct reclaim first).
+    /// it can, when the task has slept, entering again with `rebalance`. Either way the retry
+    /// starts at `rebalance`: the try at the min watermark (with zone_reclaim and the other
+    /// nodes), then direct reclaim; kswapd is not woken again.
     #[cold]
     #[inline(never)]
     fn __alloc_pages_slowpath(&mut self, gfp: Gfp, order: usize, ac: &AllocContext, cpu: usize, mut rebalance: bool) -> Option<Pfn> {
@@ -1881,13 +1887,14 @@ impl Mm {
         let mut stalls = 0;
         loop {
             let alloc_flags = self.gfp_to_alloc_flags(gfp, order);
-            if !std::mem::take(&mut rebalance) {
-                if gfp.has(Gfp::KSWAPD_RECLAIM) {
-                    self.wake_all_kswapds(order, ac);
-                }
-                if let Some(p) = self.get_page_from_freelist(gfp, order, alloc_flags, ac, cpu) {
-                    return Some(p);
-                }
+            // 2.6.32-3.x wake kswapd at `restart` only, and a retry after the wait goes back
+            // to `rebalance`, the try at the min watermark; 6.x's `retry` wakes it every time.
+            let restart = !std::mem::replace(&mut rebalance, true);
+            if (restart || self.era == Era::Linux6) && gfp.has(Gfp::KSWAPD_RECLAIM) {
+                self.wake_all_kswapds(order, ac);
+            }
+            if let Some(p) = self.get_page_from_freelist(gfp, order, alloc_flags, ac, cpu) {
+                return Some(p);
             }
             // PF_MEMALLOC (reclaim allocating for itself) may not recurse into reclaim.
             if !gfp.allow_blocking() || self.in_reclaim {

@@ -378,8 +378,11 @@ impl Mm {
         PageRef::Reclaim
     }
 
-    /// pageout: starts writeback of a dirty page from reclaim. 3.x may_write_to_queue: a task
-    /// without PF_SWAPWRITE does not write to a congested queue. A reclaimer whose earlier
+    /// pageout: starts writeback of a dirty page from reclaim. 2.6.32-3.x may_write_to_queue: a
+    /// task without PF_SWAPWRITE does not write to a congested queue, unless it is the queue of
+    /// the file its buffered write() is writing (current->backing_dev_info) or the reclaim is
+    /// for a costly order; the swap device never reports congestion. 5.18+ (6.x) pageout has no
+    /// congestion test. A reclaimer whose earlier
     /// write in this step found the request pool used up is asleep in get_request_wait
     /// (`Mm::rq_wait_owed`, set when its bio asked for a request): it writes nothing more in
     /// the step, and the dirty pages it meets are kept for its next look, as on a congested
@@ -391,7 +394,13 @@ impl Mm {
         if self.rq_wait_owed.is_some() {
             return Pageout::Keep;
         }
-        if !sc.swapwrite && self.bdevs[dev].is_congested(crate::block::Dir::Write) {
+        let may_write_to_queue = sc.swapwrite
+            || self.era == Era::Linux6
+            || anon
+            || self.current_bdi == Some(dev)
+            || sc.order > super::PAGE_ALLOC_COSTLY_ORDER
+            || !self.bdevs[dev].is_congested(crate::block::Dir::Write);
+        if !may_write_to_queue {
             sc.nr_congested += 1;
             return Pageout::Keep;
         }
