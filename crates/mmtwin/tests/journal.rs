@@ -81,7 +81,8 @@ fn ext3_commit_writes_the_transactions_data_first_then_its_metadata_to_the_log()
     let s = &mm.bdevs[0].stats;
     assert_eq!(s.journal_commits, 1);
     assert_eq!(s.ordered_data_pages, 8, "the commit wrote the data");
-    assert!(pfns.iter().all(|&p| mm.pages[p as usize].flags & (PG_DIRTY | PG_WRITEBACK) == 0));
+    // It wrote the buffers; the pages stay dirty, with clean buffers.
+    assert!(pfns.iter().all(|&p| mm.pages[p as usize].flags & (PG_DIRTY | PG_BUF_CLEAN | PG_WRITEBACK | PG_BUF_LOCKED) == PG_DIRTY | PG_BUF_CLEAN));
     // One descriptor, five metadata copies, the commit block.
     assert_eq!(s.journal_blocks, 7);
     assert_eq!(s.requests[1], 3, "data, then the log blocks, then the commit block");
@@ -90,6 +91,48 @@ fn ext3_commit_writes_the_transactions_data_first_then_its_metadata_to_the_log()
     assert!(j.running.meta.is_empty());
     // The log went to the journal area, in the middle of the file system.
     assert!(j.first >= mm.sbs[0].blocks / 2 - BLOCKS_PER_GROUP);
+}
+
+#[test]
+fn pages_an_ext3_commit_wrote_stay_dirty_until_a_writepage_finds_their_buffers_clean() {
+    // 3.0 jbd, data=ordered: journal_submit_data_buffers locks each dirty buffer, clears its
+    // dirty bit and submits it; the page keeps PG_dirty and its count in NR_FILE_DIRTY, and
+    // never goes under page writeback. A ->writepage (block_write_full_page) while the write is
+    // in flight cannot lock the buffer and redirties the page; afterwards it finds nothing to
+    // write, and the page's writeback begins and ends at once: no I/O, counted as written.
+    use mmtwin::fs::Writepage;
+    use mmtwin::mm::mmzone::ZoneStat;
+    let mut mm = boot("ext3");
+    let (_, pfns) = write_file(&mut mm, 8);
+    let dirty = mm.global_page_state(ZoneStat::NrFileDirty);
+    let mut k = Kjournald::new(0, "kjournald".into());
+    mm.now_ns = COMMIT_INTERVAL_NS;
+    let mut rng = Rng::new(1);
+    let mut cx = TaskCx { now: mm.now_ns, cpu: 0, tid: 0, mm: &mut mm, rng: &mut rng, timed_out: false };
+    k.step(&mut cx);
+    k.step(&mut cx);
+    assert_eq!(mm.bdevs[0].stats.ordered_data_pages, 8, "the data went out");
+    assert!(pfns.iter().all(|&p| mm.pages[p as usize].flags & (PG_DIRTY | PG_BUF_LOCKED | PG_WRITEBACK) == PG_DIRTY | PG_BUF_LOCKED));
+    assert_eq!(mm.global_page_state(ZoneStat::NrFileDirty), dirty, "still dirty to the VM");
+    assert_eq!(mm.global_page_state(ZoneStat::NrWriteback), 0, "not page writeback");
+    // In flight: redirtied.
+    assert_eq!(mm.writepage(pfns[0]), Writepage::Redirtied);
+    assert_ne!(mm.pages[pfns[0] as usize].flags & PG_DIRTY, 0);
+    // Completed: the buffers are unlocked, the pages still dirty.
+    run_io(&mut mm);
+    assert!(pfns.iter().all(|&p| mm.pages[p as usize].flags & (PG_DIRTY | PG_BUF_CLEAN | PG_BUF_LOCKED) == PG_DIRTY | PG_BUF_CLEAN));
+    let (requests, written) = (mm.bdevs[0].stats.requests[1], mm.global_page_state(ZoneStat::NrWritten));
+    assert_eq!(mm.writepage(pfns[0]), Writepage::Done);
+    assert_eq!(mm.pages[pfns[0] as usize].flags & (PG_DIRTY | PG_BUF_CLEAN | PG_WRITEBACK), 0, "clean");
+    assert_eq!(mm.global_page_state(ZoneStat::NrFileDirty), dirty - 1);
+    assert_eq!(mm.global_page_state(ZoneStat::NrWritten), written + 1);
+    assert_eq!(mm.bdevs[0].stats.requests[1], requests, "no I/O");
+    // A write makes the buffers dirty again: the next writepage writes them.
+    let ino = mm.mapping(mm.pages[pfns[1] as usize].mapping).host as u32;
+    let mut t = Default::default();
+    assert_eq!(mm.file_write_page(ino, 1, 4096, 0, &mut t), mmtwin::mm::filemap::PageIo::Done);
+    assert_eq!(mm.pages[pfns[1] as usize].flags & PG_BUF_CLEAN, 0);
+    assert_eq!(mm.writepage(pfns[1]), Writepage::Submitted);
 }
 
 #[test]
@@ -275,7 +318,7 @@ fn an_ext3_commit_sleeps_for_a_request_holding_one_data_page_and_then_fills_that
                 sleeps += 1;
                 let held = mm.held_bio[0].as_ref().expect("a held bio");
                 assert_eq!(held.bio.pages.len(), 1, "it holds one page");
-                assert_ne!(mm.pages[held.bio.pages[0] as usize].flags & PG_WRITEBACK, 0);
+                assert_ne!(mm.pages[held.bio.pages[0] as usize].flags & PG_BUF_LOCKED, 0);
                 run_io(&mut mm);
                 woken_for_request(&mut mm);
                 continue;
@@ -286,7 +329,7 @@ fn an_ext3_commit_sleeps_for_a_request_holding_one_data_page_and_then_fills_that
                 _ => break,
             }
         }
-        assert!(pfns.iter().all(|&p| mm.pages[p as usize].flags & (PG_DIRTY | PG_WRITEBACK) == 0));
+        assert!(pfns.iter().all(|&p| mm.pages[p as usize].flags & (PG_BUF_CLEAN | PG_WRITEBACK | PG_BUF_LOCKED) == PG_BUF_CLEAN));
         let s = &mm.bdevs[0].stats;
         assert_eq!((s.journal_commits, s.ordered_data_pages), (1, 400));
         (sleeps, s.requests[1], s.sectors[1])

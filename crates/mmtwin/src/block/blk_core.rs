@@ -424,7 +424,13 @@ impl Mm {
                     }
                 }
                 Dir::Write => {
-                    if self.pages[pfn as usize].flags & PG_SWAPBACKED != 0 {
+                    let f = self.pages[pfn as usize].flags;
+                    if f & PG_BUF_LOCKED != 0 {
+                        // The journal's write of the page's buffers (end_buffer_write_sync:
+                        // unlock_buffer wakes the waiters); the page itself stays dirty.
+                        self.pages[pfn as usize].flags &= !PG_BUF_LOCKED;
+                        self.wake_up_page(pfn);
+                    } else if f & PG_SWAPBACKED != 0 {
                         self.end_swap_writeback(pfn, dev);
                     } else {
                         self.end_page_writeback(pfn, dev);

@@ -12,7 +12,7 @@
 //! xfs_vm_writepage), and every block-device page (grow_dev_page). mpage reads of 4 KiB-block
 //! files map pages without buffers.
 
-use crate::mm::mm_types::{NIL, PG_LOCKED, PG_PRIVATE};
+use crate::mm::mm_types::{NIL, PG_BUF_CLEAN, PG_BUF_LOCKED, PG_LOCKED, PG_PRIVATE};
 use crate::mm::page_alloc::Mm;
 use crate::mm::slab::BH_CACHE;
 use crate::mm::Pfn;
@@ -73,4 +73,38 @@ impl Mm {
             self.create_empty_buffers(pfn, cpu);
         }
     }
+
+    /// ->writepage (block_write_full_page) of dirty page `pfn` on device `dev`, if the
+    /// journal's commit wrote its buffers (`PG_BUF_CLEAN`; 3.0 jbd data=ordered): while that
+    /// write is in flight the buffer lock cannot be had and the page is redirtied
+    /// (redirty_page_for_writepage); once it has completed there is nothing to submit, so the
+    /// page's writeback begins and ends at once (nr_underway == 0) and the page is clean.
+    /// `CleanBuffers::Dirty` when its buffers are dirty and the page is to be written.
+    pub fn writepage_clean_buffers(&mut self, pfn: Pfn, dev: usize) -> CleanBuffers {
+        let f = self.pages[pfn as usize].flags;
+        if f & PG_BUF_LOCKED != 0 {
+            self.cost_ns += self.costs.writeback_page_ns;
+            return CleanBuffers::Redirtied;
+        }
+        if f & PG_BUF_CLEAN == 0 {
+            return CleanBuffers::Dirty;
+        }
+        self.cost_ns += self.costs.writeback_page_ns;
+        self.clear_page_dirty_for_io(pfn);
+        self.pages[pfn as usize].flags &= !PG_BUF_CLEAN;
+        self.set_page_writeback(pfn, dev);
+        self.end_page_writeback(pfn, dev);
+        CleanBuffers::Done
+    }
+}
+
+/// What ->writepage does with a dirty page as its buffers stand (`Mm::writepage_clean_buffers`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CleanBuffers {
+    /// Its buffers are dirty: it is written as usual.
+    Dirty,
+    /// The commit's write of its buffers is in flight: redirtied, still dirty.
+    Redirtied,
+    /// Nothing to write: clean now.
+    Done,
 }

@@ -204,6 +204,19 @@ impl Mm {
                 if f & (PG_LOCKED | PG_WRITEBACK) != 0 || f & PG_DIRTY == 0 {
                     continue;
                 }
+                // A page whose buffers the journal's commit wrote is cleaned without I/O. One
+                // it is still writing is redirtied; the kernel counts that page against
+                // nr_to_write too, but here no time passes within the walk, so counting it
+                // could make a writer go round the same pages until its budget is gone.
+                match self.writepage_clean_buffers(pfn, dev) {
+                    super::buffer::CleanBuffers::Dirty => {}
+                    super::buffer::CleanBuffers::Redirtied => continue,
+                    super::buffer::CleanBuffers::Done => {
+                        written += 1;
+                        next_index = index + 1;
+                        continue;
+                    }
+                }
                 self.writeback_page_buffers(pfn, sb);
                 let sector = self.get_block(ino, index);
                 let mut alone = false;

@@ -38,7 +38,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{FsType, Ino};
 use crate::block::{Bio, Dir, PlugSite, SECTORS_PER_PAGE};
-use crate::mm::mm_types::{PG_DIRTY, PG_LOCKED, PG_WRITEBACK};
+use crate::mm::mm_types::{PG_BUF_CLEAN, PG_BUF_LOCKED, PG_DIRTY, PG_LOCKED, PG_WRITEBACK};
 use crate::mm::page_alloc::Mm;
 use crate::mm::radix_tree::PAGECACHE_TAG_DIRTY;
 use crate::mm::Pfn;
@@ -404,12 +404,14 @@ impl Mm {
                 continue;
             };
             let f = self.pages[pfn as usize].flags;
-            if f & PG_WRITEBACK != 0 {
+            // Buffers under a write (the flusher's, or an earlier commit's) are waited for
+            // (BJ_Locked); clean ones are done with.
+            if f & (PG_WRITEBACK | PG_BUF_LOCKED) != 0 {
                 indexes.pop();
                 waits.push((pfn, mapping, index));
                 continue;
             }
-            if f & (PG_LOCKED | PG_DIRTY) != PG_DIRTY {
+            if f & (PG_LOCKED | PG_DIRTY) != PG_DIRTY || f & PG_BUF_CLEAN != 0 {
                 indexes.pop();
                 continue;
             }
@@ -425,8 +427,9 @@ impl Mm {
                 bio = Some(Bio::new(Dir::Write, sector, pfn));
             }
             indexes.pop();
-            self.clear_page_dirty_for_io(pfn);
-            self.set_page_writeback(pfn, dev);
+            // The buffer is locked and its dirty bit cleared (test_clear_buffer_dirty); the
+            // page stays dirty, and out of writeback, until a ->writepage finds it clean.
+            self.pages[pfn as usize].flags |= PG_BUF_CLEAN | PG_BUF_LOCKED;
             self.cost_ns += self.costs.writeback_page_ns;
             self.bdevs[dev].stats.ordered_data_pages += 1;
             waits.push((pfn, mapping, index));
@@ -656,7 +659,7 @@ impl Task for Kjournald {
                 mm.blk_finish_plug(plugged);
                 while let Some(&(pfn, mapping, index)) = waits.last() {
                     let p = &mm.pages[pfn as usize];
-                    if p.flags & PG_WRITEBACK != 0 && p.mapping == mapping && p.index == index {
+                    if p.flags & (PG_WRITEBACK | PG_BUF_LOCKED) != 0 && p.mapping == mapping && p.index == index {
                         let q = mm.page_waitqueue(pfn);
                         self.state = Commit::Data { inodes, waits };
                         return step(After::Wait(q));

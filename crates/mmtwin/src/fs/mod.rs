@@ -270,6 +270,9 @@ pub enum Writepage {
     Redirtied,
     /// The page was not dirty after all.
     Clean,
+    /// Written without I/O: the journal's commit had written its buffers (`PG_BUF_CLEAN`), so
+    /// its writeback began and ended at once and it is clean now.
+    Done,
 }
 
 /// A mounted file system (struct super_block) on block device `dev`.
@@ -750,7 +753,7 @@ impl Mm {
     /// writeback) and call again, Err(None) when the lookup found no memory (try later), Ok
     /// when done.
     pub fn unlink_file(&mut self, ino: Ino, cpu: usize) -> Result<(), Option<Pfn>> {
-        use crate::mm::mm_types::{PG_LOCKED, PG_WRITEBACK};
+        use crate::mm::mm_types::{PG_BUF_LOCKED, PG_LOCKED, PG_WRITEBACK};
         self.iget(ino, cpu)?;
         let sb = self.inode(ino).sb;
         if self.inode(ino).nlink > 0 {
@@ -769,13 +772,17 @@ impl Mm {
         // iput_final of an unlinked inode: off the writeback and LRU lists, straight to evict.
         self.inode_off_lists(ino);
         let mapping = self.inode(ino).mapping;
-        let idle: Vec<Pfn> = self.mapping_pages(mapping).into_iter().filter(|&p| self.pages[p as usize].flags & (PG_LOCKED | PG_WRITEBACK) == 0).collect();
+        let (idle, busy): (Vec<Pfn>, Vec<Pfn>) = self.mapping_pages(mapping).into_iter().partition(|&p| self.pages[p as usize].flags & (PG_LOCKED | PG_WRITEBACK | PG_BUF_LOCKED) == 0);
         for pfn in idle {
             self.truncate_page(pfn, cpu);
         }
         let root = &self.mapping(mapping).i_pages;
         if let Some(index) = self.radix_nodes.next(root, 0, Some(PAGECACHE_TAG_WRITEBACK)) {
             return Err(Some(self.radix_nodes.lookup(root, index).expect("a tagged page is cached")));
+        }
+        // A page whose buffers the journal is writing: block_invalidatepage's lock_buffer.
+        if let Some(&pfn) = busy.iter().find(|&&p| self.pages[p as usize].flags & PG_BUF_LOCKED != 0) {
+            return Err(Some(pfn));
         }
         // ext3_delete_inode → ext3_truncate: the indirect blocks are read to free the file's
         // blocks.
@@ -894,7 +901,7 @@ impl Mm {
             if let Some(&ahead) = pages.get(i + crate::mm::PREFETCH_AHEAD) {
                 self.prefetch_page(ahead);
             }
-            debug_assert!(self.pages[pfn as usize].flags & crate::mm::mm_types::PG_WRITEBACK == 0, "inode {ino} evicted with page {pfn} under writeback");
+            debug_assert!(self.pages[pfn as usize].flags & (crate::mm::mm_types::PG_WRITEBACK | crate::mm::mm_types::PG_BUF_LOCKED) == 0, "inode {ino} evicted with page {pfn} under writeback");
             self.truncate_page(pfn, cpu);
         }
     }
@@ -907,6 +914,7 @@ impl Mm {
             self.try_to_unmap(pfn);
         }
         self.cancel_dirty_page(pfn);
+        self.pages[pfn as usize].flags &= !PG_BUF_CLEAN;
         if self.pages[pfn as usize].flags & PG_LRU != 0 {
             self.del_page_from_lru_list(pfn);
         }

@@ -43,6 +43,13 @@ pub const PG_EXEC_MAPPED: u32 = 1 << 16;
 /// PG_private: a page cache page with buffer heads (page_has_buffers); the slab holding them
 /// is the page's private word in its page-cache tree leaf.
 pub const PG_PRIVATE: u32 = 1 << 17;
+/// A dirty page whose buffers are clean: ext3's commit wrote them (data=ordered; 3.0 jbd's
+/// journal_submit_data_buffers clears the buffers' dirty bits, not the page's). The next
+/// ->writepage finds nothing to submit and only cleans the page.
+pub const PG_BUF_CLEAN: u32 = 1 << 18;
+/// Its buffers are locked for that write (BH_Lock while the commit's I/O is in flight): a
+/// ->writepage redirties the page, the commit and truncate wait for it.
+pub const PG_BUF_LOCKED: u32 = 1 << 19;
 
 /// Where a page frame is. Checkers verify that every frame is in exactly one place.
 #[repr(u8)]

@@ -140,6 +140,8 @@ impl Mm {
     /// set_page_dirty for a page cache page (__set_page_dirty_nobuffers): returns true if the
     /// page was newly dirtied.
     pub fn set_page_dirty(&mut self, pfn: Pfn) -> bool {
+        // The write dirties the page's buffers too (mark_buffer_dirty, __set_page_dirty_buffers).
+        self.pages[pfn as usize].flags &= !PG_BUF_CLEAN;
         if self.pages[pfn as usize].flags & PG_DIRTY != 0 {
             return false;
         }

@@ -416,6 +416,13 @@ impl Mm {
             self.pages[pfn as usize].flags &= !PG_RECLAIM;
             return Pageout::Clean;
         }
+        if res == Writepage::Done {
+            // PAGE_SUCCESS with the page neither dirty nor under writeback: a synchronous
+            // write, counted, and the page is freed now.
+            self.pages[pfn as usize].flags &= !PG_RECLAIM;
+            self.mod_page_state(pfn, ZoneStat::NrVmscanWrite, 1);
+            return Pageout::Clean;
+        }
         if self.pages[pfn as usize].flags & PG_WRITEBACK == 0 {
             self.pages[pfn as usize].flags &= !PG_RECLAIM;
         }

@@ -1,7 +1,7 @@
 //! The page-cache trees against the pages they hold: structure, counts, tags and the private
 //! word of each page.
 
-use crate::mm::mm_types::{PageState, PG_DIRTY, PG_PRIVATE, PG_SLAB, PG_WRITEBACK};
+use crate::mm::mm_types::{PageState, PG_BUF_CLEAN, PG_BUF_LOCKED, PG_DIRTY, PG_PRIVATE, PG_SLAB, PG_WRITEBACK};
 use crate::mm::radix_tree::{PAGECACHE_TAG_DIRTY, PAGECACHE_TAG_WRITEBACK, RADIX_TREE_MAX_TAGS};
 use crate::mm::{Mm, NIL};
 
@@ -62,6 +62,11 @@ pub fn check(mm: &Mm) -> Result<(), String> {
                     if (n.tags[tag] & bit != 0) != (p.flags & flag != 0) {
                         err = Some(format!("mapping {mapping} offset {index} (pfn {slot}): the {name} tag is {} but the page's flags are {:#x}", n.tags[tag] & bit != 0, p.flags));
                     }
+                }
+                // Buffers the journal's commit wrote or is writing belong to a dirty page that
+                // is not under page writeback.
+                if p.flags & (PG_BUF_CLEAN | PG_BUF_LOCKED) != 0 && (p.flags & PG_DIRTY == 0 || p.flags & PG_WRITEBACK != 0) {
+                    err = Some(format!("mapping {mapping} offset {index} (pfn {slot}): buffers written by the journal on a page with flags {:#x}", p.flags));
                 }
                 if (n.private[o as usize] != NIL) != (p.flags & PG_PRIVATE != 0) {
                     err = Some(format!("mapping {mapping} offset {index} (pfn {slot}): private word {} but flags {:#x}", n.private[o as usize], p.flags));
