@@ -441,6 +441,27 @@ fn a_flusher_stopped_by_a_full_queue_goes_on_with_the_same_inode() {
 }
 
 #[test]
+fn a_flusher_whose_dirty_inodes_are_all_in_another_writers_hands_sleeps_until_io_completes() {
+    // 3.0 writeback_single_inode requeues an inode under I_SYNC to b_more_io, and wb_writeback,
+    // having written nothing, sleeps in inode_wait_for_writeback until that writer is done with
+    // it, instead of looking again at once.
+    let (mut mm, a, b) = two_dirty_files_small_queue();
+    // Both taken off the dirty list by writers asleep in their writeback (`hold`).
+    for ino in [a, b] {
+        let k = mm.inode_mut(ino).dirty_key.take().expect("on the dirty list");
+        mm.sbs[0].b_dirty.remove(&k);
+        mm.inode_mut(ino).state |= mmtwin::fs::I_SYNC;
+    }
+    let (mut f, mut rng) = woken_flusher(&mut mm);
+    let io_wait = mm.bdevs[0].io_wait;
+    match flusher_step(&mut mm, &mut f, &mut rng) {
+        mmtwin::sim::After::WaitTimeout(wq, t) => assert_eq!((wq, t), (io_wait, mm.sched.jiffy_ns)),
+        a => panic!("{a:?}"),
+    }
+    assert_eq!((written(&mm, a), written(&mm, b)), (0, 0));
+}
+
+#[test]
 fn a_throttled_3_0_dirtier_sleeps_for_a_request_inside_its_writeback_and_goes_on_with_the_same_inode() {
     // Two files of 2048 dirty pages, the older first; then limits far below them, so a
     // dirtier in balance_dirty_pages writes back a chunk of 1536 pages itself. The queue

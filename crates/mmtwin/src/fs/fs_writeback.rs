@@ -205,12 +205,16 @@ impl Mm {
                     continue;
                 }
                 // A page whose buffers the journal's commit wrote is cleaned without I/O. One
-                // it is still writing is redirtied; the kernel counts that page against
-                // nr_to_write too, but here no time passes within the walk, so counting it
-                // could make a writer go round the same pages until its budget is gone.
+                // it is still writing is redirtied, and the walk goes on past it (done_index:
+                // the next cyclic walk starts after it). The kernel also counts it against
+                // nr_to_write; here no time passes within a walk, so that could only make a
+                // writer take the same pages again until its budget is gone.
                 match self.writepage_clean_buffers(pfn, dev) {
                     super::buffer::CleanBuffers::Dirty => {}
-                    super::buffer::CleanBuffers::Redirtied => continue,
+                    super::buffer::CleanBuffers::Redirtied => {
+                        next_index = index + 1;
+                        continue;
+                    }
                     super::buffer::CleanBuffers::Done => {
                         written += 1;
                         next_index = index + 1;
@@ -452,7 +456,16 @@ impl Task for Flusher {
                 }
                 let Some(ino) = next else {
                     self.state = FlusherState::Idle;
-                    return Step { user_ns: 0, system_ns: mm.costs.kswapd_pass_ns / 4, after: After::Continue };
+                    let unfinished = work.nr_pages > 0 && !background_done && mm.bdi_stat[dev].reclaimable > 0;
+                    let after = if unfinished {
+                        // The dirty inodes are all in another writer's hands (I_SYNC): requeued
+                        // to b_more_io, and wb_writeback sleeps in inode_wait_for_writeback
+                        // until that writer is done with one (some I/O finishing here).
+                        After::WaitTimeout(mm.bdevs[dev].io_wait, mm.sched.jiffy_ns)
+                    } else {
+                        After::Continue
+                    };
+                    return Step { user_ns: 0, system_ns: mm.costs.kswapd_pass_ns / 4, after };
                 };
                 (ino, mm.writeback_chunk_size(dev, work.nr_pages))
             }
