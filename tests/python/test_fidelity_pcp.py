@@ -117,10 +117,16 @@ def test_without_the_stalls_16_readers_read_more(fcp, mem):
     assert metric_mean(fcp, bench, E084B, "1", READ) == metric_mean(fcp, bench, NOSTALL, "1", READ)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="since session 52 a reader back from the allocator's wait retries at rebalance, the try "
+    "at the min watermark, before direct reclaim, as 2.6.32 does: the stalls cost 16 readers "
+    "73% at 256M and 74% at 320M (EXPERIMENTS.md, session 52)",
+)
 def test_with_64m_more_the_stalls_cost_16_readers_less(fcp):
-    # The seed: the loss almost vanishes with ~64M more. The twin: it shrinks, a little
+    # The seed: the loss almost vanishes with ~64M more. The twin: it shrank, a little
     # (64% -> 56% since session 23; 71% -> 67% over three runs once iozone stonewalls,
-    # session 35, where one run alone tied: EXPERIMENTS.md).
+    # session 35, where one run alone tied: EXPERIMENTS.md); since session 52 it does not.
     def loss(mem):
         bench = f"iozone-{mem}"
         return 1 - metric_mean(fcp, bench, E084B, "16", READ) / metric_mean(fcp, bench, NOSTALL, "16", READ)

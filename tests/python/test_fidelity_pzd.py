@@ -5,8 +5,9 @@ Asserted (the seed's findings): with per-zone dirty limits, reclaim meets almost
 pages, so file writes from reclaim fall to near zero on every file system; the 512M runs on
 ext3 and xfs, where those writes are real I/O scattered into the flusher's stream, finish
 sooner by a large factor (the USB key's flash translation layer copies an erase block for
-each write away from its two open ones: the twin's vanilla takes 1.27x (ext3) and 1.54x (xfs)
-the patched time, the seed's 1.79x and 2.81x; asserted: more than 1.2x. Until session 44,
+each write away from its two open ones: the twin's vanilla took 1.27x (ext3) and 1.54x (xfs)
+the patched time, the seed's 1.79x and 2.81x; asserted: more than 1.2x; since session 52, on
+ext3 only 1.07x, an xfail, see EXT3_SINCE_SESSION_52). Until session 44,
 when kswapd wrote into a full request pool without sleeping for a request, 1.32x and 1.47x,
 with no direct reclaim in vanilla, where the seed's had 30% and 37% of its scanning), while ext4 (whose
 writepage refuses delalloc pages from reclaim: counted, no I/O) stays about flat; at 4608M
@@ -55,7 +56,16 @@ def test_per_zone_limits_cut_file_writes_from_reclaim_to_near_zero(report, fs):
     assert pzd <= vanilla / 100
 
 
-@pytest.mark.parametrize("fs", ["ext3", "xfs"])
+EXT3_SINCE_SESSION_52 = pytest.mark.xfail(
+    strict=True,
+    reason="since session 52 ext3's commit writes ordered data buffer by buffer, as 3.0's jbd does: "
+    "the pages stay dirty until a writepage finds their buffers clean, and vanilla's kswapd writes "
+    "fewer of them for real (57K a run against 113K; the seed's 117K), so per-zone limits gain "
+    "only 5-7% at 512M and 12% at 4608M (EXPERIMENTS.md, session 52)",
+)
+
+
+@pytest.mark.parametrize("fs", [pytest.param("ext3", marks=EXT3_SINCE_SESSION_52), "xfs"])
 def test_512m_runs_with_real_reclaim_writes_finish_sooner_by_a_large_factor(report, fs):
     bench = f"simple-writeback-512M-{fs}"
     assert _dd_time(report, bench, VANILLA) > 1.2 * _dd_time(report, bench, PZD)
@@ -69,7 +79,7 @@ def test_512m_ext4_stays_about_flat(report):
 
 
 
-@pytest.mark.parametrize("fs", ["ext3", "ext4", "xfs"])
+@pytest.mark.parametrize("fs", [pytest.param("ext3", marks=EXT3_SINCE_SESSION_52), "ext4", "xfs"])
 def test_at_4608m_the_gain_disappears(report, fs):
     bench = f"simple-writeback-4608M-{fs}"
     v, p = _dd_time(report, bench, VANILLA), _dd_time(report, bench, PZD)
