@@ -20,8 +20,10 @@ cache lands there; the full scenario, at 2G per node, writes 0.2% of fs_mark's p
 asserted at a fifth of their size as expected failures (strict: they report when they start
 to hold). fs_mark's Files/s sums the
 workers' own rates: the seed's means are 1.40-1.86 times its files per loop time, so most of
-its gain is its workers drawing further apart with the patches, where the twin's finish
-together ("fsmark Loop (mmtwin)" table; EXPERIMENTS.md, session 43).
+its gain is its workers drawing further apart with the patches. Until session 51 the twin's
+finished together; since session 52, when ext3's commit writes ordered data buffer by buffer,
+they finish about 21 s apart in every kernel ("fsmark Loop (mmtwin)" table; EXPERIMENTS.md,
+sessions 43 and 52).
 """
 
 from __future__ import annotations
