@@ -72,6 +72,23 @@ fn ext3_writes_a_dirty_page_reclaim_meets_as_a_single_page_io() {
 }
 
 #[test]
+fn direct_reclaim_writes_to_a_congested_queue_only_if_it_is_the_writers_own_files() {
+    // 3.0 may_write_to_queue: a task without PF_SWAPWRITE leaves a dirty page alone when its
+    // queue is congested, unless that queue is the one of the file its buffered write() is
+    // writing (current->backing_dev_info, set by __generic_file_aio_write for the call).
+    let run = |own: bool| {
+        let mut mm = boot("64M", "ext3", "");
+        let (_, pfns) = dirty_file(&mut mm, 8);
+        mm.bdevs[0].congested[1] = true;
+        mm.current_bdi = own.then_some(0);
+        let sc = reclaim(&mut mm, pfns[0], Reclaimer::Direct, 0);
+        (writes(&mm), sc.nr_congested)
+    };
+    assert_eq!(run(false), (0, 8), "another task's reclaim keeps them");
+    assert_eq!(run(true), (8, 0), "the writer's own reclaim writes them");
+}
+
+#[test]
 fn ext4_redirties_a_delalloc_page_from_reclaim_counted_but_no_io() {
     let mut mm = boot("64M", "ext4", "");
     let (_, pfns) = dirty_file(&mut mm, 8);
