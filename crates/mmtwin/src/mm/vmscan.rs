@@ -381,12 +381,11 @@ impl Mm {
     /// pageout: starts writeback of a dirty page from reclaim. 2.6.32-3.x may_write_to_queue: a
     /// task without PF_SWAPWRITE does not write to a congested queue, unless it is the queue of
     /// the file its buffered write() is writing (current->backing_dev_info) or the reclaim is
-    /// for a costly order; the swap device never reports congestion. 5.18+ (6.x) pageout has no
-    /// congestion test. A reclaimer whose earlier
-    /// write in this step found the request pool used up is asleep in get_request_wait
-    /// (`Mm::rq_wait_owed`, set when its bio asked for a request): it writes nothing more in
-    /// the step, and the dirty pages it meets are kept for its next look, as on a congested
-    /// queue.
+    /// for a costly order; the swap device never reports congestion. 5.18+ (6.x) pageout has
+    /// no congestion test. A reclaimer whose earlier write in this step found the request pool
+    /// used up is asleep in get_request_wait (`Mm::rq_wait_owed`, set when its bio asked for a
+    /// request): it writes nothing more in the step, and the dirty pages it meets are kept for
+    /// its next look, as on a congested queue.
     fn pageout(&mut self, pfn: Pfn, sc: &mut ScanControl) -> Pageout {
         let anon = self.pages[pfn as usize].flags & PG_SWAPBACKED != 0;
         let dev = if anon { self.swap_bdev() } else { self.page_bdev(pfn) };
