@@ -478,6 +478,35 @@ fn kswapd_balances_a_zone_to_its_high_watermark_naps_then_sleeps() {
 }
 
 #[test]
+fn kswapd_woken_during_its_nap_balances_for_the_new_requests_order_not_its_last() {
+    // 3.0 kswapd(): after kswapd_try_to_sleep returns without a full sleep, the order is read
+    // anew from pgdat->kswapd_max_order (then reset to 0); an order-0 wakeup during the nap
+    // after an order-3 run makes the next run an order-0 one.
+    use mmtwin::mm::vmscan::Kswapd;
+    use mmtwin::sim::rng::Rng;
+    use mmtwin::sim::{After, Task, TaskCx};
+    let mut mm = filled_until_kswapd_is_woken("linux-3.0", "64M");
+    let top = ZoneType::Dma32 as usize;
+    mm.wakeup_kswapd(0, 3, top);
+    let mut k = Kswapd::new(0, usize::MAX);
+    let mut rng = Rng::new(1);
+    let mut napping = false;
+    for _ in 0..200 {
+        let mut cx = TaskCx { now: 0, cpu: 0, tid: 0, mm: &mut mm, rng: &mut rng, timed_out: false };
+        if matches!(k.step(&mut cx).after, After::WaitTimeout(..)) {
+            napping = true;
+            break;
+        }
+    }
+    assert!(napping, "kswapd balanced and napped");
+    assert_eq!(k.order(), 3, "the run was an order-3 one");
+    mm.wakeup_kswapd(0, 0, top);
+    let mut cx = TaskCx { now: 0, cpu: 0, tid: 0, mm: &mut mm, rng: &mut rng, timed_out: false };
+    k.step(&mut cx);
+    assert_eq!(k.order(), 0);
+}
+
+#[test]
 fn kswapd_of_2632_sleeps_as_soon_as_its_node_is_balanced() {
     // Until 2.6.33 kswapd() went back to sleep on kswapd_wait straight after balance_pgdat:
     // no HZ/10 nap, no second look at the high watermark, no hit-quickly counters.

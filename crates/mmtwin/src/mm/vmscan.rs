@@ -1191,6 +1191,11 @@ pub struct Kswapd {
 }
 
 impl Kswapd {
+    /// The order it balances for (balance_pgdat's order).
+    pub fn order(&self) -> usize {
+        self.order
+    }
+
     pub fn new(nid: usize, nap_wq: usize) -> Kswapd {
         Kswapd {
             nid,
@@ -1204,6 +1209,20 @@ impl Kswapd {
             zone_boosts: [0; MAX_NR_ZONES],
             nr_boost_reclaim: 0,
             throttled: false,
+        }
+    }
+
+    /// After kswapd_try_to_sleep returned without a full sleep (the node unbalanced again, or
+    /// a wakeup during the nap): kswapd() reads the order and zone anew from the pending
+    /// request, order 0 if there is none (3.0: `order = pgdat->kswapd_max_order`; 6.x:
+    /// `alloc_order = READ_ONCE(pgdat->kswapd_order)`), where the last run's order stood.
+    fn take_new_request(&mut self, mm: &mut Mm) {
+        let node = &mut mm.nodes[self.nid];
+        node.kswapd_wait_pending = false;
+        self.order = std::mem::take(&mut node.kswapd_order);
+        let hz = std::mem::take(&mut node.kswapd_highest_zoneidx);
+        if hz > 0 {
+            self.classzone_idx = hz;
         }
     }
 
@@ -1341,6 +1360,7 @@ impl Task for Kswapd {
                         if mm.kswapd_sleeping_prematurely(self.nid, self.order, self.classzone_idx) {
                             // Not napped (remaining 0): counted as the high watermark's.
                             mm.events.count(VmStat::KswapdHighWmarkHitQuickly, 1);
+                            self.take_new_request(mm);
                             self.start_balance(mm);
                             return Step { user_ns: 0, system_ns: cost0, after };
                         }
@@ -1353,12 +1373,13 @@ impl Task for Kswapd {
                 if !cx.timed_out || mm.nodes[self.nid].kswapd_wait_pending {
                     // Woken during the nap: the watermark was hit quickly.
                     mm.events.count(VmStat::KswapdLowWmarkHitQuickly, 1);
-                    self.take_request(mm);
+                    self.take_new_request(mm);
                     self.start_balance(mm);
                     return Step { user_ns: 0, system_ns: cost0, after: After::Continue };
                 }
                 if mm.kswapd_sleeping_prematurely(self.nid, self.order, self.classzone_idx) {
                     mm.events.count(VmStat::KswapdHighWmarkHitQuickly, 1);
+                    self.take_new_request(mm);
                     self.start_balance(mm);
                     return Step { user_ns: 0, system_ns: cost0, after: After::Continue };
                 }
