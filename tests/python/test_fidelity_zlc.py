@@ -36,6 +36,7 @@ from tests.python.fidelity import metric_mean as _metric
 from tests.python.fidelity import metric_samples as _samples
 from tests.python.fidelity import run_scenario
 from tests.python.fidelity import scanned as _scanned
+from tests.python.fidelity import summary as _summary
 from tests.python.fidelity import vmstat as _vm
 
 SCENARIO = ROOT / "scenarios" / "seeds" / "zlc-zone-reclaim-reduced.toml"
@@ -84,11 +85,21 @@ NOT_REPRODUCED = pytest.mark.xfail(strict=True, reason="disk-bound in the twin: 
                                     "fs_mark also pays the DMA zone's writes by reclaim at this size (EXPERIMENTS.md)")
 
 
+def _elapsed(out, bench, kernel):
+    return sum(it["duration"]["elapsed"] for it in _summary(out, bench, kernel)["iterations"])
+
+
 @NOT_REPRODUCED
 @pytest.mark.parametrize("kernel", [ZLCFIRST, ZLCRECONSIDER])
 def test_fsmark_creates_more_files_per_second_with_the_patches(report, kernel):
-    # Seed: 100.11 -> 135.17 (zlcfirst) and 146.93 (zlcreconsider) files/s.
+    # Seed: 100.11 -> 135.17 (zlcfirst) and 146.93 (zlcreconsider) files/s, and the run ends
+    # sooner: 2451.57 -> 2257.48 and 2215.92 s ("Test completes far faster with a large
+    # increase in the number of files created per second"). Both are asserted: since session
+    # 52 this scenario's Files/s mean alone comes out higher with the patches (+5.8%, +18.9%,
+    # from a few fast loops, as the seed's), while its run does not end sooner (+0.1%, +2.4%)
+    # and the full scenario's Files/s does not rise (EXPERIMENTS.md, session 52).
     assert _metric(report, "fsmark", kernel, "Files/s") > 1.05 * _metric(report, "fsmark", VANILLA, "Files/s")
+    assert _elapsed(report, "fsmark", kernel) < 0.97 * _elapsed(report, "fsmark", VANILLA)
 
 
 @NOT_REPRODUCED
