@@ -7,7 +7,7 @@ ext3 and xfs, where those writes are real I/O scattered into the flusher's strea
 sooner by a large factor (the USB key's flash translation layer copies an erase block for
 each write away from its two open ones: the twin's vanilla took 1.27x (ext3) and 1.54x (xfs)
 the patched time, the seed's 1.79x and 2.81x; asserted: more than 1.2x; since session 52, on
-ext3 only 1.07x, an xfail, see EXT3_SINCE_SESSION_52). Until session 44,
+ext3 only 1.06x, an xfail, see EXT3_SINCE_SESSION_52). Until session 44,
 when kswapd wrote into a full request pool without sleeping for a request, 1.32x and 1.47x,
 with no direct reclaim in vanilla, where the seed's had 30% and 37% of its scanning), while ext4 (whose
 writepage refuses delalloc pages from reclaim: counted, no I/O) stays about flat; at 4608M
@@ -61,7 +61,7 @@ EXT3_SINCE_SESSION_52 = pytest.mark.xfail(
     reason="since session 52 ext3's commit writes ordered data buffer by buffer, as 3.0's jbd does: "
     "the pages stay dirty until a writepage finds their buffers clean, and vanilla's kswapd writes "
     "fewer of them for real (57K a run against 113K; the seed's 117K), so per-zone limits gain "
-    "only 5-7% at 512M and 12% at 4608M (EXPERIMENTS.md, session 52)",
+    "only 6% at 512M and 23% at 4608M, where the seed's tied (EXPERIMENTS.md, session 52)",
 )
 
 
