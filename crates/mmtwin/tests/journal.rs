@@ -115,6 +115,10 @@ fn pages_an_ext3_commit_wrote_stay_dirty_until_a_writepage_finds_their_buffers_c
     assert!(pfns.iter().all(|&p| mm.pages[p as usize].flags & (PG_DIRTY | PG_BUF_LOCKED | PG_WRITEBACK) == PG_DIRTY | PG_BUF_LOCKED));
     assert_eq!(mm.global_page_state(ZoneStat::NrFileDirty), dirty, "still dirty to the VM");
     assert_eq!(mm.global_page_state(ZoneStat::NrWriteback), 0, "not page writeback");
+    // A writeback walk meanwhile writes nothing and goes on past them (done_index).
+    let ino = mm.mapping(mm.pages[pfns[0] as usize].mapping).host as u32;
+    assert_eq!(mm.writeback_single_inode(ino, 1024, true, false), (0, false));
+    assert_eq!(mm.inode(ino).writeback_index, 8, "the next walk starts after them");
     // In flight: redirtied.
     assert_eq!(mm.writepage(pfns[0]), Writepage::Redirtied);
     assert_ne!(mm.pages[pfns[0] as usize].flags & PG_DIRTY, 0);
@@ -128,7 +132,6 @@ fn pages_an_ext3_commit_wrote_stay_dirty_until_a_writepage_finds_their_buffers_c
     assert_eq!(mm.global_page_state(ZoneStat::NrWritten), written + 1);
     assert_eq!(mm.bdevs[0].stats.requests[1], requests, "no I/O");
     // A write makes the buffers dirty again: the next writepage writes them.
-    let ino = mm.mapping(mm.pages[pfns[1] as usize].mapping).host as u32;
     let mut t = Default::default();
     assert_eq!(mm.file_write_page(ino, 1, 4096, 0, &mut t), mmtwin::mm::filemap::PageIo::Done);
     assert_eq!(mm.pages[pfns[1] as usize].flags & PG_BUF_CLEAN, 0);
