@@ -9,9 +9,11 @@
 //! jbd2/sdX-8) commits the running transaction when it is `commit_interval` old (5 s,
 //! JBD_DEFAULT_MAX_COMMIT_AGE) or holds a quarter of the journal (j_max_transaction_buffers):
 //!
-//! 1. ext3 data=ordered: every dirty data page of the transaction's inodes is submitted
-//!    (journal_submit_data_buffers) and the thread waits for those writes and for writes
-//!    already in flight on them. ext4 with delayed allocation has no allocated dirty data at
+//! 1. ext3 data=ordered: the buffers of every dirty data page of the transaction's inodes are
+//!    submitted (journal_submit_data_buffers: lock the buffer, clear its dirty bit, submit_bh;
+//!    the page stays dirty and out of page writeback, `PG_BUF_CLEAN`/`PG_BUF_LOCKED`, until a
+//!    ->writepage finds its buffers clean) and the thread waits for those writes and for
+//!    writes already in flight on them. ext4 with delayed allocation has no allocated dirty data at
 //!    commit (jbd2 writes it through ->writepage, which redirties delalloc pages), so it skips
 //!    this step.
 //! 2. A descriptor block per 512 tags plus a copy of every metadata block go to the journal
