@@ -55,10 +55,8 @@ impl Mm {
     /// block_write_full_page of one page: a one-page bio to its block (nothing, if the
     /// journal's commit wrote its buffers).
     fn write_one_page(&mut self, pfn: Pfn, ino: Ino, index: u32, dev: usize) -> Writepage {
-        match self.writepage_clean_buffers(pfn, dev) {
-            super::buffer::CleanBuffers::Redirtied => return Writepage::Redirtied,
-            super::buffer::CleanBuffers::Done => return Writepage::Done,
-            super::buffer::CleanBuffers::Dirty => {}
+        if let Some(w) = self.writepage_clean_buffers(pfn, dev) {
+            return w;
         }
         match self.page_write_bio(pfn, ino, index, dev) {
             Some(bio) => {

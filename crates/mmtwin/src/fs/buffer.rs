@@ -17,6 +17,8 @@ use crate::mm::page_alloc::Mm;
 use crate::mm::slab::BH_CACHE;
 use crate::mm::Pfn;
 
+use super::Writepage;
+
 impl Mm {
     /// page_has_buffers (PagePrivate).
     #[inline(always)]
@@ -78,33 +80,22 @@ impl Mm {
     /// journal's commit wrote its buffers (`PG_BUF_CLEAN`; 3.0 jbd data=ordered): while that
     /// write is in flight the buffer lock cannot be had and the page is redirtied
     /// (redirty_page_for_writepage); once it has completed there is nothing to submit, so the
-    /// page's writeback begins and ends at once (nr_underway == 0) and the page is clean.
-    /// `CleanBuffers::Dirty` when its buffers are dirty and the page is to be written.
-    pub fn writepage_clean_buffers(&mut self, pfn: Pfn, dev: usize) -> CleanBuffers {
+    /// page's writeback begins and ends at once (nr_underway == 0) and the page is clean
+    /// (`Writepage::Done`). None when its buffers are dirty and the page is to be written.
+    pub fn writepage_clean_buffers(&mut self, pfn: Pfn, dev: usize) -> Option<Writepage> {
         let f = self.pages[pfn as usize].flags;
         if f & PG_BUF_LOCKED != 0 {
             self.cost_ns += self.costs.writeback_page_ns;
-            return CleanBuffers::Redirtied;
+            return Some(Writepage::Redirtied);
         }
         if f & PG_BUF_CLEAN == 0 {
-            return CleanBuffers::Dirty;
+            return None;
         }
         self.cost_ns += self.costs.writeback_page_ns;
         self.clear_page_dirty_for_io(pfn);
         self.pages[pfn as usize].flags &= !PG_BUF_CLEAN;
         self.set_page_writeback(pfn, dev);
         self.end_page_writeback(pfn, dev);
-        CleanBuffers::Done
+        Some(Writepage::Done)
     }
-}
-
-/// What ->writepage does with a dirty page as its buffers stand (`Mm::writepage_clean_buffers`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CleanBuffers {
-    /// Its buffers are dirty: it is written as usual.
-    Dirty,
-    /// The commit's write of its buffers is in flight: redirtied, still dirty.
-    Redirtied,
-    /// Nothing to write: clean now.
-    Done,
 }

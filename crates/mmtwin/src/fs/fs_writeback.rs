@@ -209,17 +209,10 @@ impl Mm {
                 // the next cyclic walk starts after it). The kernel also counts it against
                 // nr_to_write; here no time passes within a walk, so that could only make a
                 // writer take the same pages again until its budget is gone.
-                match self.writepage_clean_buffers(pfn, dev) {
-                    super::buffer::CleanBuffers::Dirty => {}
-                    super::buffer::CleanBuffers::Redirtied => {
-                        next_index = index + 1;
-                        continue;
-                    }
-                    super::buffer::CleanBuffers::Done => {
-                        written += 1;
-                        next_index = index + 1;
-                        continue;
-                    }
+                if let Some(w) = self.writepage_clean_buffers(pfn, dev) {
+                    written += u64::from(w == super::Writepage::Done);
+                    next_index = index + 1;
+                    continue;
                 }
                 self.writeback_page_buffers(pfn, sb);
                 let sector = self.get_block(ino, index);

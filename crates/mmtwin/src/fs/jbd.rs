@@ -483,19 +483,8 @@ impl Mm {
     /// `nr_to_write` dirty metadata buffers in block order. The inode goes back to the end of
     /// the dirty list if some remain, and is clean otherwise. Returns the number written.
     pub fn jbd_writeback_metadata(&mut self, j: usize, nr_to_write: u64) -> u64 {
-        let jr = &mut self.journals[j];
-        let blocks: Vec<u64> = jr.checkpoint.keys().copied().take(nr_to_write as usize).collect();
-        for b in &blocks {
-            jr.checkpoint.remove(b);
-        }
-        let sb = jr.sb;
-        if jr.checkpoint.is_empty() {
-            (jr.dirty_since, jr.dirty_key) = (None, None);
-        } else {
-            let key = self.sbs[sb].next_key();
-            self.journals[j].dirty_key = Some(key);
-        }
-        self.jbd_submit_checkpoint(j, &blocks);
+        let blocks: Vec<u64> = self.journals[j].checkpoint.keys().copied().take(nr_to_write as usize).collect();
+        self.jbd_write_home(j, &blocks, true);
         blocks.len() as u64
     }
 
@@ -516,19 +505,28 @@ impl Mm {
         self.journals.iter().filter(|jr| self.sbs[jr.sb].dev == dev).map(|jr| jr.checkpoint.len() as u64).sum()
     }
 
-    /// Writes committed metadata blocks home (checkpoint): those committed at or before
-    /// `older_than`, or all of them (`None`). Returns the number written.
-    fn jbd_checkpoint(&mut self, j: usize, older_than: Option<u64>) -> usize {
+    /// log_do_checkpoint's write of one transaction: the metadata blocks committed at
+    /// `commit_time` that still wait to go home.
+    fn jbd_checkpoint_transaction(&mut self, j: usize, commit_time: u64) {
+        let blocks: Vec<u64> = self.journals[j].checkpoint.iter().filter(|&(_, &t)| t == commit_time).map(|(&b, _)| b).collect();
+        self.jbd_write_home(j, &blocks, false);
+    }
+
+    /// Writes metadata blocks `blocks` (ascending) of journal `j` home: they are no longer
+    /// dirty, and the block device inode is clean if none is left; otherwise, with `requeue`
+    /// (the flusher's turn), it goes to the end of the dirty list.
+    fn jbd_write_home(&mut self, j: usize, blocks: &[u64], requeue: bool) {
         let jr = &mut self.journals[j];
-        let blocks: Vec<u64> = jr.checkpoint.iter().filter(|(_, &t)| older_than.is_none_or(|o| t <= o)).map(|(&b, _)| b).collect();
-        for b in &blocks {
+        for b in blocks {
             jr.checkpoint.remove(b);
         }
         if jr.checkpoint.is_empty() {
             (jr.dirty_since, jr.dirty_key) = (None, None);
+        } else if requeue {
+            let key = self.sbs[jr.sb].next_key();
+            self.journals[j].dirty_key = Some(key);
         }
-        self.jbd_submit_checkpoint(j, &blocks);
-        blocks.len()
+        self.jbd_submit_checkpoint(j, blocks);
     }
 
     /// Submits metadata blocks `blocks` (ascending) to their home locations.
@@ -602,7 +600,7 @@ impl Task for Kjournald {
                 // starting a handle, and other handle starters wait; here kjournald does it.)
                 if mm.journals[j].used() * 4 >= mm.journals[j].blocks * 3 && mm.jbd_cleanup_journal_tail(j) == 0 {
                     if let Some(&oldest) = mm.journals[j].checkpoint.values().min() {
-                        mm.jbd_checkpoint(j, Some(oldest));
+                        mm.jbd_checkpoint_transaction(j, oldest);
                         self.state = Commit::Checkpoint;
                         return step(After::Continue);
                     }
