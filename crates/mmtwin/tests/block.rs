@@ -659,7 +659,7 @@ fn iozones_first_child_to_finish_a_pass_stops_the_others() {
 fn queue_while_allowed(mm: &mut Mm, pid: u32, dio: u32, first_page: &mut u64) -> u32 {
     mm.sched.current_pid = pid;
     let mut n = 0;
-    while mm.may_get_request(0, Dir::Write) {
+    while mm.may_get_request(0, mmtwin::block::Pool::Async) {
         submit_dio_write(mm, dio, *first_page, 1);
         *first_page += 1000;
         n += 1;
@@ -676,15 +676,15 @@ fn the_task_that_fills_the_request_pool_and_a_task_woken_from_it_queue_batches_p
     // Task 1's sixteenth request fills the pool (one more goes to the device at once): the
     // queue is marked full and task 1 is a batcher, allowed up to 24 (3/2 × 16).
     assert_eq!(queue_while_allowed(&mut mm, 1, dio, &mut page), 25);
-    assert_eq!(mm.bdevs[0].allocated(Dir::Write as usize), 24);
+    assert_eq!(mm.bdevs[0].allocated(mmtwin::block::Pool::Async), 24);
     // Task 2 is no batcher: it sleeps in get_request_wait.
     mm.sched.current_pid = 2;
-    assert!(!mm.may_get_request(0, Dir::Write));
-    mm.sleep_for_request(0);
+    assert!(!mm.may_get_request(0, mmtwin::block::Pool::Async));
+    mm.sleep_for_request(0, mmtwin::block::Pool::Async);
     // The full mark (and with it the wakeup of a waiter) goes only once the pool is below
     // nr_requests again: 9 completions.
     let mut completions = 0;
-    while mm.bdevs[0].queue_full(Dir::Write) {
+    while mm.bdevs[0].queue_full(mmtwin::block::Pool::Async) {
         let (t, dev) = mm.io_timers.pop().expect("a request in flight");
         mm.now_ns = t;
         mm.blk_complete(dev);
@@ -718,5 +718,5 @@ fn the_task_that_fills_the_request_pool_and_a_task_woken_from_it_queue_batches_p
     let dio = mm.new_dio(usize::MAX);
     let mut page = 0;
     assert_eq!(queue_while_allowed(&mut mm, 1, dio, &mut page), 17);
-    assert_eq!(mm.bdevs[0].allocated(Dir::Write as usize), 16);
+    assert_eq!(mm.bdevs[0].allocated(mmtwin::block::Pool::Async), 16);
 }

@@ -343,3 +343,32 @@ fn an_ext3_commit_sleeps_for_a_request_holding_one_data_page_and_then_fills_that
     assert_eq!(none, 0);
     assert_eq!((requests, sectors), (requests_big, sectors_big));
 }
+
+#[test]
+fn the_journal_writes_with_write_sync_from_the_pool_reads_use_and_the_flusher_from_writebacks() {
+    // 3.0 jbd submits a commit's ordered data and log blocks WRITE_SYNC (REQ_SYNC): their
+    // requests come from the queue's sync pool, which reads use, so they never make the queue
+    // write-congested (bdi_write_congested reads the async pool). The flusher's writeback
+    // (WB_SYNC_NONE) writes WRITE, from the async pool.
+    use mmtwin::block::Pool;
+    let mut mm = boot("ext3");
+    let (ino, _) = write_file(&mut mm, 8);
+    let mut k = Kjournald::new(0, "kjournald".into());
+    mm.now_ns = COMMIT_INTERVAL_NS;
+    let mut rng = Rng::new(1);
+    let mut cx = TaskCx { now: mm.now_ns, cpu: 0, tid: 0, mm: &mut mm, rng: &mut rng, timed_out: false };
+    k.step(&mut cx);
+    k.step(&mut cx);
+    let (rq, _) = mm.bdevs[0].in_flight.as_ref().expect("the commit's data write");
+    assert_eq!((rq.pages.len(), rq.sync), (8, true), "WRITE_SYNC");
+    assert_eq!(mm.bdevs[0].pool(rq.dir, rq.sync), Pool::Sync);
+    run_journal(&mut mm, &mut k, COMMIT_INTERVAL_NS);
+    assert_eq!(mm.bdevs[0].stats.journal_commits, 1);
+    // The next write dirties the buffers again; the flusher's walk writes them WRITE.
+    let mut t = Default::default();
+    assert_eq!(mm.file_write_page(ino, 0, 4096, 0, &mut t), mmtwin::mm::filemap::PageIo::Done);
+    mm.writeback_single_inode(ino, 1024, true, false);
+    let (rq, _) = mm.bdevs[0].in_flight.as_ref().expect("the flusher's write");
+    assert!(!rq.sync);
+    assert_eq!(mm.bdevs[0].pool(rq.dir, rq.sync), Pool::Async);
+}

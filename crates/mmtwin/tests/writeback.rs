@@ -170,7 +170,7 @@ fn a_writer_that_fills_the_queue_sleeps_holding_a_whole_bio() {
         if !blocked {
             break;
         }
-        assert_eq!(mm.rq_wait_owed, Some(mm.bdevs[0].rq_wait), "asleep in get_request_wait");
+        assert_eq!(mm.rq_wait_owed, Some(mm.bdevs[0].rq_wait[mmtwin::block::Pool::Async as usize]), "asleep in get_request_wait");
         let held = mm.held_bio[mm.sched.current_pid as usize].as_ref().expect("a held bio");
         assert_eq!(held.bio.pages.len(), 4, "it holds a whole bio");
         assert!(held.bio.pages.iter().all(|&p| mm.pages[p as usize].flags & PG_WRITEBACK != 0));
@@ -246,12 +246,13 @@ fn a_freed_async_write_request_ends_congestion_wait_and_reads_and_direct_writes_
     mm.congestion_wait(20_000_000);
     let (ns, _) = mm.congestion_sleep.expect("the step owes a congestion wait");
     assert!(ns > 16_000_000 && ns <= 20_000_000, "HZ/50 ended at a tick: {ns}");
-    assert!(!mm.bdevs[0].is_congested(mmtwin::block::Dir::Write), "no queue is congested");
+    assert!(!mm.bdevs[0].is_congested(mmtwin::block::Pool::Async), "no queue is congested");
     let id = mm.new_dio(usize::MAX);
     for (dir, sector) in [(mmtwin::block::Dir::Read, 0), (mmtwin::block::Dir::Write, 1 << 20)] {
         mm.dios[id as usize - 1].remaining += 1;
         let mut b = mmtwin::block::Bio::new(dir, sector, 10_000);
         b.dio = id;
+        b.sync = dir == mmtwin::block::Dir::Write; // WRITE_ODIRECT
         mm.submit_bio(0, b);
         mm.wakeups.clear();
         run_io(&mut mm);
@@ -494,12 +495,12 @@ fn a_throttled_3_0_dirtier_sleeps_for_a_request_inside_its_writeback_and_goes_on
     mm.sched.current_pid = 5;
     let mut t = DirtyThrottle { write_chunk: 1536, ..Default::default() };
     mm.balance_dirty_pages(&mut t, 0);
-    assert_eq!((mm.rq_wait_owed, mm.sleep_ns), (Some(mm.bdevs[0].rq_wait), 0), "asleep for a request, no pause");
+    assert_eq!((mm.rq_wait_owed, mm.sleep_ns), (Some(mm.bdevs[0].rq_wait[mmtwin::block::Pool::Async as usize]), 0), "asleep for a request, no pause");
     assert_eq!(t.wb_held.map(|h| h.0), Some(a));
     // 24 requests queued (3/2 × 16, as the batcher that filled the pool), one in flight, and
     // the bio it sleeps holding (ext2 builds a bio before it asks for a request).
     assert_eq!(t.pages_written, 26 * 4);
-    assert_eq!(mm.bdevs[0].allocated(1), 24);
+    assert_eq!(mm.bdevs[0].allocated(mmtwin::block::Pool::Async), 24);
     let mut sleeps = 1;
     while t.wb_want > 0 {
         run_io(&mut mm);
@@ -529,30 +530,30 @@ fn kswapd_writing_into_a_used_up_request_pool_sleeps_for_a_request_and_writes_no
     let (mut mm, a, _) = two_dirty_files_small_queue();
     let (mut f, mut rng) = woken_flusher(&mut mm);
     assert!(matches!(flusher_step(&mut mm, &mut f, &mut rng), mmtwin::sim::After::Wait(_)), "the flusher waits for a request");
-    assert_eq!(mm.bdevs[0].allocated(1), 24, "the flusher's batch: 3/2 of the pool");
+    assert_eq!(mm.bdevs[0].allocated(mmtwin::block::Pool::Async), 24, "the flusher's batch: 3/2 of the pool");
     mm.sched.current_pid = 1;
     let first = mm.find_get_page(mm.inode(a).mapping, 0).unwrap();
     let sc = reclaim(&mut mm, first, Reclaimer::Kswapd, 0);
-    assert_eq!(mm.rq_wait_owed, Some(mm.bdevs[0].rq_wait), "asleep in get_request_wait");
+    assert_eq!(mm.rq_wait_owed, Some(mm.bdevs[0].rq_wait[mmtwin::block::Pool::Async as usize]), "asleep in get_request_wait");
     assert_eq!(writes(&mm), 1, "one write: the one it sleeps for");
-    assert_eq!(mm.bdevs[0].allocated(1), 24, "it holds the page's bio, not queued");
+    assert_eq!(mm.bdevs[0].allocated(mmtwin::block::Pool::Async), 24, "it holds the page's bio, not queued");
     assert!(sc.nr_dirty > 1000, "it met {} dirty pages", sc.nr_dirty);
     // Requests complete until the pool is below nr_requests, which wakes it (the engine's
     // part); its next pass writes a batch.
-    while mm.bdevs[0].allocated(1) >= 16 {
+    while mm.bdevs[0].allocated(mmtwin::block::Pool::Async) >= 16 {
         let i = (0..mm.io_timers.len()).min_by_key(|&i| mm.io_timers[i]).unwrap();
         let (t, dev) = mm.io_timers.swap_remove(i);
         mm.now_ns = t;
         mm.blk_complete(dev);
     }
     woken_for_request(&mut mm);
-    assert_eq!(mm.bdevs[0].allocated(1), 16, "the page it held is queued when it wakes");
+    assert_eq!(mm.bdevs[0].allocated(mmtwin::block::Pool::Async), 16, "the page it held is queued when it wakes");
     let before = writes(&mm);
     reclaim(&mut mm, first, Reclaimer::Kswapd, 0);
     let batch = writes(&mm) - before;
     assert!(batch > 8, "woken, it writes {batch} pages");
-    assert_eq!(mm.rq_wait_owed, Some(mm.bdevs[0].rq_wait), "then sleeps again");
-    assert!(mm.bdevs[0].allocated(1) <= 25, "{} requests", mm.bdevs[0].allocated(1));
+    assert_eq!(mm.rq_wait_owed, Some(mm.bdevs[0].rq_wait[mmtwin::block::Pool::Async as usize]), "then sleeps again");
+    assert!(mm.bdevs[0].allocated(mmtwin::block::Pool::Async) <= 25, "{} requests", mm.bdevs[0].allocated(mmtwin::block::Pool::Async));
 }
 
 /// A one-node 3.0 machine of 64M with two CPUs, ext2, and the policies in `policy`.

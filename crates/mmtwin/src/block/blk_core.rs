@@ -15,7 +15,7 @@
 //!   plugging call here returns before its task sleeps, and flushes on the way out, as the
 //!   kernel flushes on schedule().
 
-use super::{Bio, Dir, HeldBio, IoContext, Plug, Request, BLK_BATCH_REQ, BLK_MAX_REQUEST_COUNT_3X, BLK_MAX_REQUEST_COUNT_6X, BLK_PLUG_FLUSH_SIZE_SECTORS, SECTORS_PER_PAGE};
+use super::{Bio, Dir, HeldBio, Pool, IoContext, Plug, Request, BLK_BATCH_REQ, BLK_MAX_REQUEST_COUNT_3X, BLK_MAX_REQUEST_COUNT_6X, BLK_PLUG_FLUSH_SIZE_SECTORS, SECTORS_PER_PAGE};
 use crate::mm::mm_types::*;
 use crate::mm::page_alloc::Mm;
 use crate::mm::policy::{BlkPlugPolicy, RequestAlloc};
@@ -143,7 +143,8 @@ impl Mm {
     /// `submit_bio_or_sleep`, the held bio marked `open` or not. A task that owes the wait
     /// already (a second bio in the same step) queues at once.
     fn submit_or_hold(&mut self, dev: usize, bio: Bio, open: bool) -> bool {
-        if self.rq_wait_owed.is_some() || self.bio_merges(dev, &bio) || self.may_get_request(dev, bio.dir) {
+        let pool = self.bdevs[dev].bio_pool(&bio);
+        if self.rq_wait_owed.is_some() || self.bio_merges(dev, &bio) || self.may_get_request(dev, pool) {
             self.submit_bio(dev, bio);
             return true;
         }
@@ -153,7 +154,7 @@ impl Mm {
             self.held_bio.resize_with(pid + 1, || None);
         }
         self.held_bio[pid] = Some(HeldBio { dev, bio, open, granted: false });
-        self.rq_wait_owed = Some(self.sleep_for_request(dev));
+        self.rq_wait_owed = Some(self.sleep_for_request(dev, pool));
         false
     }
 
@@ -163,8 +164,8 @@ impl Mm {
     pub fn woken_for_request(&mut self) {
         let pid = self.sched.current_pid as usize;
         let Some(h) = self.held_bio.get(pid).and_then(Option::as_ref) else { return };
-        let (dev, dir, open) = (h.dev, h.bio.dir, h.open);
-        self.may_get_request(dev, dir);
+        let (dev, pool, open) = (h.dev, self.bdevs[h.dev].bio_pool(&h.bio), h.open);
+        self.may_get_request(dev, pool);
         if open {
             self.held_bio[pid].as_mut().expect("a held bio").granted = true;
         } else {
@@ -213,20 +214,20 @@ impl Mm {
 
     /// The queueing half of submit_bio: the task's plug, a 2.6.32 queue plug, or the queue.
     fn queue_bio(&mut self, dev: usize, bio: Bio) {
-        let d = bio.dir as usize;
-        let count = self.bdevs[dev].allocated(d);
+        let pool = self.bdevs[dev].bio_pool(&bio);
+        let count = self.bdevs[dev].allocated(pool);
         if self.plug.is_some() {
             self.plug_bio(dev, bio);
-            self.get_request_accounting(dev, d, count);
+            self.get_request_accounting(dev, pool, count);
             return;
         }
         if self.policy.blk_plug == BlkPlugPolicy::QueuePlug {
             self.queue_plug_bio(dev, bio);
-            self.get_request_accounting(dev, d, count);
+            self.get_request_accounting(dev, pool, count);
             return;
         }
         let idle = self.bdevs[dev].submit_bio(bio, self.now_ns);
-        self.get_request_accounting(dev, d, count);
+        self.get_request_accounting(dev, pool, count);
         if idle {
             self.blk_kick(dev);
         }
@@ -264,14 +265,14 @@ impl Mm {
         ioc.last_waited = now;
     }
 
-    /// Whether the current task would get a request of device `dev` in direction `dir` now, or
+    /// Whether the current task would get a request from pool `pool` of device `dev` now, or
     /// must sleep for one (get_request's checks; a task back from get_request_wait's sleep is
     /// a batcher first). The queue is marked full (blk_queue_full) from the allocation that
     /// fills the pool until a freed request leaves room again, that is while the pool is full;
     /// only a batcher gets a request then. With `request_alloc = "tags"` a request is had
     /// while the pool has one.
-    pub fn may_get_request(&mut self, dev: usize, dir: Dir) -> bool {
-        let count = self.bdevs[dev].allocated(dir as usize);
+    pub fn may_get_request(&mut self, dev: usize, pool: Pool) -> bool {
+        let count = self.bdevs[dev].allocated(pool);
         let nr = self.bdevs[dev].model.nr_requests as usize;
         if self.policy.request_alloc == RequestAlloc::Tags {
             return count < nr;
@@ -285,11 +286,11 @@ impl Mm {
         count < 3 * nr / 2
     }
 
-    /// The current task goes to sleep in get_request_wait on device `dev`: returns the
-    /// (exclusive) wait queue. When it looks again it is a batcher.
-    pub fn sleep_for_request(&mut self, dev: usize) -> usize {
+    /// The current task goes to sleep in get_request_wait for pool `pool` of device `dev`:
+    /// returns the (exclusive) wait queue. When it looks again it is a batcher.
+    pub fn sleep_for_request(&mut self, dev: usize, pool: Pool) -> usize {
         self.ioc_mut().slept = true;
-        self.bdevs[dev].rq_wait
+        self.bdevs[dev].rq_wait[pool as usize]
     }
 
     /// The current task does not sleep for the request after all (it owed another sleep
@@ -302,12 +303,12 @@ impl Mm {
         self.submit_held_bio();
     }
 
-    /// get_request's bookkeeping once a bio of direction `d` has been queued on `dev`, whose
+    /// get_request's bookkeeping once a bio of pool `pool` has been queued on `dev`, whose
     /// pool held `count` requests before: if it took a new request and that filled the pool,
     /// its task becomes a batcher (it marked the queue full), and a batcher's allocation near
     /// the full mark uses up one of its batch.
-    fn get_request_accounting(&mut self, dev: usize, d: usize, count: usize) {
-        if self.bdevs[dev].allocated(d) <= count {
+    fn get_request_accounting(&mut self, dev: usize, pool: Pool, count: usize) {
+        if self.bdevs[dev].allocated(pool) <= count {
             return; // merged into a request already plugged or queued
         }
         let nr = self.bdevs[dev].model.nr_requests as usize;
@@ -399,11 +400,12 @@ impl Mm {
     }
 
     /// A device finished its request: completes every page (reads become uptodate and are
-    /// unlocked, writes end their writeback), wakes waiters for requests, and, for an async
-    /// write (writeback; not O_DIRECT's WRITE_ODIRECT, a sync write), the tasks in
-    /// congestion_wait(BLK_RW_ASYNC) if the queue is below its congestion-off mark
-    /// (__freed_request → clear_bdi_congested, whether or not it was congested), and starts
-    /// the next request (running the queue removes a 2.6.32 queue plug).
+    /// unlocked, writes end their writeback), wakes a waiter for a request of its pool, and,
+    /// for an async write (writeback, reclaim; not the journal's WRITE_SYNC or O_DIRECT's
+    /// WRITE_ODIRECT), the tasks in congestion_wait(BLK_RW_ASYNC) if the async pool is below
+    /// its congestion-off mark (__freed_request → clear_bdi_congested, whether or not it was
+    /// congested), and starts the next request (running the queue removes a 2.6.32 queue
+    /// plug).
     pub fn blk_complete(&mut self, dev: usize) {
         let rq: Request = self.bdevs[dev].complete();
         if rq.dio != 0 {
@@ -440,8 +442,9 @@ impl Mm {
         }
         self.blk_unplug(dev);
         let d = &self.bdevs[dev];
-        let (full, rq_wait, io_wait) = (d.queue_full(rq.dir), d.rq_wait, d.io_wait);
-        let decongested = rq.dir == Dir::Write && rq.dio == 0 && d.below_congestion_off(Dir::Write);
+        let pool = d.pool(rq.dir, rq.sync);
+        let (full, rq_wait, io_wait) = (d.queue_full(pool), d.rq_wait[pool as usize], d.io_wait);
+        let decongested = pool == Pool::Async && d.below_congestion_off(Pool::Async);
         if !full {
             // __freed_request: room for one more wakes one waiter (and clears the full mark).
             self.wake_up(rq_wait);

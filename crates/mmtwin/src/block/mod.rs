@@ -24,12 +24,15 @@
 //!   sweep ran out of higher sectors, otherwise where the sweep left off. `noop` is one FIFO.
 //!   The scatterlist of a dispatched request (blk_rq_map_sg) joins physically adjacent pages
 //!   across bio boundaries under the same rules; its length is the request's segment count.
-//! * Queue depth: at most `nr_requests` requests per direction, queued or held in plugs; a
-//!   submitter finding the pool used up sleeps on the device's request wait queue
-//!   (get_request_wait). The queue is congested above 7/8 of `nr_requests` and uncongested
-//!   again below 13/16 (blk_queue_congestion_threshold). Every async (writeback) request
-//!   completed with the queue below 13/16 wakes the tasks in congestion_wait(BLK_RW_ASYNC),
-//!   congested before or not (`blk_complete`).
+//! * Queue depth: two pools of `nr_requests` requests each (`Pool`, 2.6.32–4.x struct
+//!   request_list): reads and REQ_SYNC writes (the journal's, O_DIRECT's) take from the sync
+//!   pool, writeback and reclaim from the async one, queued or held in plugs; a submitter
+//!   finding its pool used up sleeps on the pool's request wait queue (get_request_wait). A
+//!   pool is congested above 7/8 of `nr_requests` and uncongested again below 13/16
+//!   (blk_queue_congestion_threshold); bdi_write_congested reports the async pool's state,
+//!   bdi_read_congested the sync pool's. Every async request completed with its pool below
+//!   13/16 wakes the tasks in congestion_wait(BLK_RW_ASYNC), congested before or not
+//!   (`blk_complete`). The scheduler sorts by direction only, sync writes among the others.
 //! * Plugging (`blk_core`): 2.6.32's queues plug themselves when a request finds them empty;
 //!   2.6.39+ tasks hold their requests in an on-stack plug around writepages, the journal's
 //!   writes, readahead and direct I/O (and 6.x reclaim and swap readahead), merging later bios
@@ -64,6 +67,17 @@ pub const SECTORS_PER_PAGE: u64 = 8;
 pub enum Dir {
     Read = 0,
     Write = 1,
+}
+
+/// One of a queue's two request pools (rl->count[BLK_RW_SYNC] and rl->count[BLK_RW_ASYNC],
+/// 2.6.32–4.x; rw_is_sync: a read, or a write with REQ_SYNC). Each has `nr_requests`, its own
+/// congestion bit and its own waiters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pool {
+    /// Reads and REQ_SYNC writes (WRITE_SYNC of jbd's commits and checkpoints, WRITE_ODIRECT).
+    Sync = 0,
+    /// Writes without REQ_SYNC: page cache writeback (WB_SYNC_NONE), reclaim's pageout, swap.
+    Async = 1,
 }
 
 /// The I/O scheduler of a queue (/sys/block/*/queue/scheduler).
@@ -348,12 +362,21 @@ pub struct Bio {
     seg_bytes: u64,
     /// Direct I/O: the id of the dio it belongs to (0: page cache or swap).
     pub dio: u32,
+    /// A write with REQ_SYNC (WRITE_SYNC, WRITE_ODIRECT): it takes its request from the sync
+    /// pool (`Pool`). Reads are sync whatever this says.
+    pub sync: bool,
 }
 
 impl Bio {
     /// A bio of one page.
     pub fn new(dir: Dir, sector: u64, pfn: Pfn) -> Bio {
-        Bio { dir, sector, pages: vec![pfn], segments: 1, seg_bytes: crate::mm::PAGE_SIZE, dio: 0 }
+        Bio { dir, sector, pages: vec![pfn], segments: 1, seg_bytes: crate::mm::PAGE_SIZE, dio: 0, sync: false }
+    }
+
+    /// The bio with REQ_SYNC set (a write submitted WRITE_SYNC or WRITE_ODIRECT).
+    pub fn req_sync(mut self) -> Bio {
+        self.sync = true;
+        self
     }
 
     /// The sector after the bio's last.
@@ -400,6 +423,8 @@ pub struct Request {
     pub nr_phys_segments: u32,
     /// Direct I/O id of its bios (0: page cache or swap); bios of different dios do not merge.
     pub dio: u32,
+    /// REQ_SYNC of the bio it was made from (a merged bio does not change it).
+    pub sync: bool,
     /// Arrival order (noop's FIFO) and identity (deadline's next_rq).
     seq: u64,
     /// When deadline must serve it (rq_fifo_time), ns.
@@ -422,6 +447,7 @@ impl Request {
             pages: bio.pages,
             nr_bios: 1,
             dio: bio.dio,
+            sync: bio.sync,
             seq: 0,
             fifo_time: 0,
         }
@@ -609,19 +635,26 @@ pub struct BlockDevice {
     next_rq: [Option<u64>; 2],
     batching: u32,
     seq: u64,
+    /// Queued requests of each pool (`Pool`).
+    pool_queued: [usize; 2],
+    /// Each pool's congestion bit (BDI_sync_congested, BDI_async_congested).
     pub congested: [bool; 2],
-    /// Requests of this queue's pool held in tasks' plugs (counted against nr_requests like
-    /// queued ones: the kernel allocates them before plugging).
+    /// Requests of each pool held in tasks' plugs (counted against nr_requests like queued
+    /// ones: the kernel allocates them before plugging).
     pub plugged: [usize; 2],
+    /// Whether REQ_SYNC writes take from the sync pool (the request lists of 2.6.32–4.x).
+    /// blk-mq's tags (`request_alloc = "tags"`) are modelled with reads and writes apart, as
+    /// before the pools were split by REQ_SYNC.
+    pub sync_pool: bool,
     /// 2.6.32 queue plugging (`BlkPlugPolicy::QueuePlug`): the queue holds its requests back
     /// until unplugged (blk_plug_device / blk_remove_plug), at the latest at `unplug_at` (the
     /// unplug timer, re-armed by each plugging).
     pub queue_plugged: bool,
     pub unplug_at: u64,
     pub stats: DiskStats,
-    /// Wait queue of submitters waiting for a free request (get_request_wait): exclusive, so
-    /// each freed request wakes the longest waiter only.
-    pub rq_wait: usize,
+    /// Wait queues of submitters waiting for a free request of each pool (rl->wait[sync],
+    /// get_request_wait): exclusive, so each freed request wakes the longest waiter only.
+    pub rq_wait: [usize; 2],
     /// Wait queue of writers waiting for any of the device's I/O to end (woken by every
     /// completion; the flusher when nothing it could write was left unlocked).
     pub io_wait: usize,
@@ -652,12 +685,14 @@ impl BlockDevice {
             next_rq: [None; 2],
             batching: 0,
             seq: 0,
+            pool_queued: [0; 2],
             congested: [false; 2],
             plugged: [0; 2],
+            sync_pool: true,
             queue_plugged: false,
             unplug_at: 0,
             stats: DiskStats::default(),
-            rq_wait: usize::MAX,
+            rq_wait: [usize::MAX; 2],
             io_wait: usize::MAX,
             flusher_wait: usize::MAX,
         }
@@ -668,20 +703,35 @@ impl BlockDevice {
         self.queued[dir as usize].len()
     }
 
-    /// Returns true if a submitter in direction `dir` would have to wait for a request.
-    pub fn queue_full(&self, dir: Dir) -> bool {
-        self.allocated(dir as usize) >= self.model.nr_requests as usize
+    /// The pool a request of direction `dir` with REQ_SYNC `sync` takes from (rw_is_sync).
+    pub fn pool(&self, dir: Dir, sync: bool) -> Pool {
+        if dir == Dir::Read || (sync && self.sync_pool) { Pool::Sync } else { Pool::Async }
     }
 
-    /// Requests of the pool in use in direction `d`: queued or held in a plug (rl->count,
-    /// less the request in flight, which the model does not count).
-    pub fn allocated(&self, d: usize) -> usize {
-        self.queued[d].len() + self.plugged[d]
+    /// The pool of bio `bio`.
+    pub fn bio_pool(&self, bio: &Bio) -> Pool {
+        self.pool(bio.dir, bio.sync)
     }
 
-    /// bdi_write_congested / bdi_read_congested.
-    pub fn is_congested(&self, dir: Dir) -> bool {
-        self.congested[dir as usize]
+    fn rq_pool(&self, rq: &Request) -> Pool {
+        self.pool(rq.dir, rq.sync)
+    }
+
+    /// Returns true if a submitter from pool `p` would have to wait for a request.
+    pub fn queue_full(&self, p: Pool) -> bool {
+        self.allocated(p) >= self.model.nr_requests as usize
+    }
+
+    /// Requests of pool `p` in use: queued or held in a plug (rl->count, less the request in
+    /// flight, which the model does not count).
+    pub fn allocated(&self, p: Pool) -> usize {
+        self.pool_queued[p as usize] + self.plugged[p as usize]
+    }
+
+    /// Pool `p`'s congestion bit: bdi_write_congested reads the async pool's,
+    /// bdi_read_congested the sync pool's.
+    pub fn is_congested(&self, p: Pool) -> bool {
+        self.congested[p as usize]
     }
 
     fn congestion_on(&self) -> usize {
@@ -784,9 +834,9 @@ impl BlockDevice {
 
     /// Takes a request for a task's plug from the pool (get_request); the caller keeps it.
     pub fn plug_request(&mut self, bio: Bio) -> Request {
-        let d = bio.dir as usize;
-        self.plugged[d] += 1;
-        self.set_congestion(d);
+        let p = self.bio_pool(&bio);
+        self.plugged[p as usize] += 1;
+        self.set_congestion(p);
         Request::from_bio(bio)
     }
 
@@ -796,7 +846,7 @@ impl BlockDevice {
     /// attempt_merge), else it is queued. Returns true if the device is idle and must be kicked.
     pub fn insert_request(&mut self, rq: Request, now: u64) -> bool {
         let d = rq.dir as usize;
-        self.plugged[d] -= 1;
+        self.plugged[self.rq_pool(&rq) as usize] -= 1;
         let hit = self.queued[d].iter().rposition(|q| q.end() == rq.sector && q.dio == rq.dio);
         match hit.and_then(|i| Some((i, self.requests_fit(&self.queued[d][i], &rq)?))) {
             Some((i, segs)) => {
@@ -819,17 +869,19 @@ impl BlockDevice {
     /// Queues a new request (elv_add_request): the scheduler's FIFO deadline starts now.
     fn add_request(&mut self, mut rq: Request, now: u64) {
         let d = rq.dir as usize;
+        let p = self.rq_pool(&rq);
         self.seq += 1;
         rq.seq = self.seq;
         rq.fifo_time = now + EXPIRE_NS[d];
         self.queued[d].push_back(rq);
-        self.set_congestion(d);
+        self.pool_queued[p as usize] += 1;
+        self.set_congestion(p);
     }
 
-    /// blk_set_queue_congested when the pool's use reaches the congestion-on mark.
-    fn set_congestion(&mut self, d: usize) {
-        if self.allocated(d) >= self.congestion_on() {
-            self.congested[d] = true;
+    /// blk_set_queue_congested when pool `p`'s use reaches the congestion-on mark.
+    fn set_congestion(&mut self, p: Pool) {
+        if self.allocated(p) >= self.congestion_on() {
+            self.congested[p as usize] = true;
         }
     }
 
@@ -848,6 +900,8 @@ impl BlockDevice {
         let (first, second) = if back { (i, j) } else { (j, i) };
         let Some(segs) = self.requests_fit(&self.queued[d][first], &self.queued[d][second]) else { return };
         let b = self.queued[d].remove(second).expect("queued");
+        // __blk_put_request of the merged-away request frees it to its own pool.
+        self.pool_queued[self.rq_pool(&b) as usize] -= 1;
         let first = if second < first { first - 1 } else { first };
         let older = (b.fifo_time, b.seq) < (self.queued[d][first].fifo_time, self.queued[d][first].seq);
         let a = &mut self.queued[d][first];
@@ -931,8 +985,10 @@ impl BlockDevice {
         }
         let rq = self.pick(now)?;
         let d = rq.dir as usize;
-        if self.allocated(d) < self.congestion_off() {
-            self.congested[d] = false;
+        let p = self.rq_pool(&rq);
+        self.pool_queued[p as usize] -= 1;
+        if self.allocated(p) < self.congestion_off() {
+            self.congested[p as usize] = false;
         }
         // blk_rq_map_sg: the scatterlist joins adjacent pages across bio boundaries too.
         let sg = u64::from(self.model.phys_segments(&rq.pages));
@@ -976,10 +1032,10 @@ impl BlockDevice {
         self.in_flight.take().expect("a completion without a request in flight").0
     }
 
-    /// Whether a request freed now leaves `dir`'s pool below the congestion-off mark
+    /// Whether a request freed now leaves pool `p` below the congestion-off mark
     /// (__freed_request's test before it calls blk_clear_queue_congested).
-    pub fn below_congestion_off(&self, dir: Dir) -> bool {
-        self.allocated(dir as usize) < self.congestion_off()
+    pub fn below_congestion_off(&self, p: Pool) -> bool {
+        self.allocated(p) < self.congestion_off()
     }
 }
 
@@ -1078,13 +1134,37 @@ mod tests {
         for i in 0..14 {
             d.submit_bio(bio(Dir::Write, 1000 * i, &[i as Pfn]), 0);
         }
-        assert!(d.is_congested(Dir::Write));
-        assert!(!d.below_congestion_off(Dir::Write));
+        assert!(d.is_congested(Pool::Async));
+        assert!(!d.below_congestion_off(Pool::Async));
         while d.nr_queued(Dir::Write) >= 13 {
             d.dispatch(0, &mut 0);
             d.complete();
         }
-        assert!(!d.is_congested(Dir::Write));
-        assert!(d.below_congestion_off(Dir::Write));
+        assert!(!d.is_congested(Pool::Async));
+        assert!(d.below_congestion_off(Pool::Async));
+    }
+
+    #[test]
+    fn sync_writes_take_from_the_pool_reads_use_and_leave_the_writeback_pool_uncongested() {
+        // 3.x request lists: 14 WRITE_SYNC requests (the journal's) of a 16-request queue
+        // congest the sync pool, which bdi_read_congested reports; writeback's async pool stays
+        // free. An async write merging into a sync request leaves it in the sync pool.
+        let mut d = BlockDevice::new("sda", DeviceModel { nr_requests: 16, ..Default::default() });
+        for i in 0..14 {
+            d.submit_bio(bio(Dir::Write, 1000 * i, &[i as Pfn]).req_sync(), 0);
+        }
+        assert!(d.is_congested(Pool::Sync) && !d.is_congested(Pool::Async));
+        assert_eq!((d.allocated(Pool::Sync), d.allocated(Pool::Async)), (14, 0));
+        d.submit_bio(bio(Dir::Write, 8, &[100]), 0);
+        assert_eq!((d.allocated(Pool::Sync), d.allocated(Pool::Async)), (14, 0), "merged");
+        d.submit_bio(bio(Dir::Write, 500, &[101]), 0);
+        assert_eq!(d.allocated(Pool::Async), 1);
+        // The scheduler serves the writes of both pools in one sector-sorted direction.
+        let mut sectors = Vec::new();
+        while d.dispatch(0, &mut 0).is_some() {
+            sectors.push(d.complete().sector);
+        }
+        assert_eq!(&sectors[..3], &[0, 500, 1000]);
+        assert_eq!((d.allocated(Pool::Sync), d.allocated(Pool::Async)), (0, 0));
     }
 }

@@ -111,6 +111,8 @@ impl Mm {
         }
         let mut b = Bio::new(dir, sector, pfn);
         b.dio = id;
+        // WRITE_ODIRECT (3.x: WRITE | REQ_SYNC).
+        b.sync = dir == Dir::Write;
         if let Some(b) = bio.replace(b) {
             self.submit_bio(dev, b);
         }

@@ -228,7 +228,7 @@ impl Mm {
                     }
                     // ext3 asks for the new request at this page: without one it sleeps
                     // holding the page alone.
-                    alone = page_by_page && !self.may_get_request(dev, Dir::Write);
+                    alone = page_by_page && !self.may_get_request(dev, crate::block::Pool::Async);
                     bio = Some(Bio::new(Dir::Write, sector, pfn));
                 }
                 self.cost_ns += self.costs.writeback_page_ns;

@@ -35,11 +35,16 @@
 //! the journal's log and checkpoint writes are bios of stand-in frames that go through the
 //! block layer like any other and count in pgpgout. Directory leaf blocks are logged like other
 //! metadata (see `ialloc`); xfs's log is not modelled.
+//!
+//! The journal submits its own writes WRITE_SYNC (3.0 journal_commit_transaction,
+//! __flush_batch): the ordered data, the log and the checkpoint take their requests from the
+//! queue's sync pool, the one reads use (`block::Pool`), and never make it write-congested. The
+//! flusher's turn at the block device inode writes WRITE, from the async pool.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{FsType, Ino};
-use crate::block::{Bio, Dir, PlugSite, SECTORS_PER_PAGE};
+use crate::block::{Bio, Dir, PlugSite, Pool, SECTORS_PER_PAGE};
 use crate::mm::mm_types::{PG_BUF_CLEAN, PG_BUF_LOCKED, PG_DIRTY, PG_LOCKED, PG_WRITEBACK};
 use crate::mm::page_alloc::Mm;
 use crate::mm::radix_tree::PAGECACHE_TAG_DIRTY;
@@ -358,10 +363,12 @@ impl Mm {
     }
 
     /// Submits writes of file system blocks `blocks` (sorted) of superblock `sb`, adjacent
-    /// blocks in one bio, counted on I/O context `io`, under one plug. The bios carry stand-in
-    /// frames, not the blocks' cached pages: the completion has no page to end (like direct
-    /// I/O), and each block is its own segment.
-    fn jbd_write_blocks(&mut self, sb: usize, blocks: &[u64], io: u32) {
+    /// blocks in one bio, counted on I/O context `io`, under one plug; WRITE_SYNC if `sync`
+    /// (the journal's own writes: its log, log_do_checkpoint's batches), else WRITE (the
+    /// flusher's turn at the block device inode). The bios carry stand-in frames, not the
+    /// blocks' cached pages: the completion has no page to end (like direct I/O), and each
+    /// block is its own segment.
+    fn jbd_write_blocks(&mut self, sb: usize, blocks: &[u64], io: u32, sync: bool) {
         let (dev, start) = (self.sbs[sb].dev, self.sbs[sb].start_sector);
         let plugged = self.blk_start_plug(PlugSite::Journal);
         let mut bio: Option<Bio> = None;
@@ -372,6 +379,7 @@ impl Mm {
             if !bio.as_mut().is_some_and(|x| x.add_page(&self.bdevs[dev].model, sector, fake)) {
                 let mut x = Bio::new(Dir::Write, sector, fake);
                 x.dio = io;
+                x.sync = sync;
                 if let Some(x) = bio.replace(x) {
                     self.submit_bio(dev, x);
                 }
@@ -425,8 +433,9 @@ impl Mm {
                 if let Some(b) = bio.take() {
                     self.submit_bio(dev, b);
                 }
-                alone = !self.may_get_request(dev, Dir::Write);
-                bio = Some(Bio::new(Dir::Write, sector, pfn));
+                // journal_submit_data_buffers submits WRITE_SYNC: the sync pool.
+                alone = !self.may_get_request(dev, Pool::Sync);
+                bio = Some(Bio::new(Dir::Write, sector, pfn).req_sync());
             }
             indexes.pop();
             // The buffer is locked and its dirty bit cleared (test_clear_buffer_dirty); the
@@ -454,7 +463,7 @@ impl Mm {
         // A wrap splits the write in two runs; bios are built in ascending order within each.
         sorted.sort_unstable_by_key(|&b| (b < first + head, b));
         let io = self.journals[j].log_io;
-        self.jbd_write_blocks(sb, &sorted, io);
+        self.jbd_write_blocks(sb, &sorted, io, true);
         let jr = &mut self.journals[j];
         jr.head = (head + n) % size;
         jr.log_pending += n;
@@ -513,29 +522,31 @@ impl Mm {
     }
 
     /// Writes metadata blocks `blocks` (ascending) of journal `j` home: they are no longer
-    /// dirty, and the block device inode is clean if none is left; otherwise, with `requeue`
-    /// (the flusher's turn), it goes to the end of the dirty list.
-    fn jbd_write_home(&mut self, j: usize, blocks: &[u64], requeue: bool) {
+    /// dirty, and the block device inode is clean if none is left. `flusher`: the flusher's
+    /// turn at the inode (WRITE; the inode goes to the end of the dirty list if some remain),
+    /// else log_do_checkpoint (WRITE_SYNC).
+    fn jbd_write_home(&mut self, j: usize, blocks: &[u64], flusher: bool) {
         let jr = &mut self.journals[j];
         for b in blocks {
             jr.checkpoint.remove(b);
         }
         if jr.checkpoint.is_empty() {
             (jr.dirty_since, jr.dirty_key) = (None, None);
-        } else if requeue {
+        } else if flusher {
             let key = self.sbs[jr.sb].next_key();
             self.journals[j].dirty_key = Some(key);
         }
-        self.jbd_submit_checkpoint(j, blocks);
+        self.jbd_submit_checkpoint(j, blocks, !flusher);
     }
 
-    /// Submits metadata blocks `blocks` (ascending) to their home locations.
-    fn jbd_submit_checkpoint(&mut self, j: usize, blocks: &[u64]) {
+    /// Submits metadata blocks `blocks` (ascending) to their home locations, WRITE_SYNC if
+    /// `sync` (log_do_checkpoint's __flush_batch).
+    fn jbd_submit_checkpoint(&mut self, j: usize, blocks: &[u64], sync: bool) {
         let (sb, io) = (self.journals[j].sb, self.journals[j].ckpt_io);
         if !blocks.is_empty() {
             // __flush_batch: NR_BATCH buffers per plug.
             for batch in blocks.chunks(CHECKPOINT_BATCH) {
-                self.jbd_write_blocks(sb, batch, io);
+                self.jbd_write_blocks(sb, batch, io, sync);
             }
             let dev = self.sbs[sb].dev;
             self.bdevs[dev].stats.checkpoint_blocks += blocks.len() as u64;

@@ -289,7 +289,7 @@ impl Mm {
         }
         self.pages[pfn as usize].flags &= !PG_READAHEAD;
         let dev = self.sbs[self.inode(ino).sb].dev;
-        if self.bdevs[dev].is_congested(Dir::Read) {
+        if self.bdevs[dev].is_congested(crate::block::Pool::Sync) {
             return;
         }
         self.ondemand_readahead(ino, true, index, 1, cpu);

@@ -80,7 +80,9 @@ impl Mm {
 
     /// Adds block device `dev` and a superblock of `fs_type` starting at `fs_start`.
     fn add_disk(&mut self, dev: usize, disk: &crate::block::DeviceModel, fs_type: crate::fs::FsType, fs_start: u64) {
-        self.bdevs.push(crate::block::BlockDevice::new(&disk_name(dev), disk.clone()));
+        let mut bdev = crate::block::BlockDevice::new(&disk_name(dev), disk.clone());
+        bdev.sync_pool = self.policy.request_alloc != crate::mm::policy::RequestAlloc::Tags;
+        self.bdevs.push(bdev);
         self.bdi_stat.push(crate::fs::fs_writeback::BdiStat::new());
         self.bdi_work.push(Default::default());
         self.flusher_busy.push(false);

@@ -398,7 +398,7 @@ impl Mm {
             || anon
             || self.current_bdi == Some(dev)
             || sc.order > super::PAGE_ALLOC_COSTLY_ORDER
-            || !self.bdevs[dev].is_congested(crate::block::Dir::Write);
+            || !self.bdevs[dev].is_congested(crate::block::Pool::Async);
         if !may_write_to_queue {
             sc.nr_congested += 1;
             return Pageout::Keep;
@@ -1100,7 +1100,7 @@ impl Mm {
             self.congestion_wait(timeout_ns);
             return;
         }
-        let any = self.bdevs.iter().any(|d| d.is_congested(crate::block::Dir::Write));
+        let any = self.bdevs.iter().any(|d| d.is_congested(crate::block::Pool::Async));
         if any && self.zones[zid].congested {
             self.congestion_wait(timeout_ns);
         }

@@ -298,8 +298,11 @@ impl Sim {
         }
         sim.mm.congestion_wqh = sim.new_wait_queue();
         for d in 0..sim.mm.bdevs.len() {
-            sim.mm.bdevs[d].rq_wait = sim.new_wait_queue();
-            sim.exclusive[sim.mm.bdevs[d].rq_wait] = true;
+            for p in 0..2 {
+                let wq = sim.new_wait_queue();
+                sim.mm.bdevs[d].rq_wait[p] = wq;
+                sim.exclusive[wq] = true;
+            }
             sim.mm.bdevs[d].flusher_wait = sim.new_wait_queue();
             sim.mm.bdevs[d].io_wait = sim.new_wait_queue();
         }
@@ -463,7 +466,7 @@ impl Sim {
             return "congestion_wqh".to_string();
         }
         for d in &self.mm.bdevs {
-            if wq == d.rq_wait {
+            if d.rq_wait.contains(&wq) {
                 return format!("{}'s request queue", d.name);
             }
             if wq == d.flusher_wait {
@@ -954,7 +957,7 @@ mod tests {
         // wait), the second after the first; a waker stands in for a request freed 1 ms later
         // and another 1 ms after that. Each wakes one waiter, the one asleep longest.
         let mut s = sim();
-        let rq = s.mm.bdevs[0].rq_wait;
+        let rq = s.mm.bdevs[0].rq_wait[crate::block::Pool::Async as usize];
         let log: Log = Rc::default();
         let first = Scripted { name: "first", plan: vec![run(1_000, After::Wait(rq)), run(1, After::Exit)], step: 0, wake: None, log: log.clone() };
         let second = Scripted { name: "second", plan: vec![run(2_000, After::Wait(rq)), run(1, After::Exit)], step: 0, wake: None, log: log.clone() };
