@@ -7,7 +7,7 @@ ext3 and xfs, where those writes are real I/O scattered into the flusher's strea
 sooner by a large factor (the USB key's flash translation layer copies an erase block for
 each write away from its two open ones: the twin's vanilla took 1.27x (ext3) and 1.54x (xfs)
 the patched time, the seed's 1.79x and 2.81x; asserted: more than 1.2x; since session 52, on
-ext3 only 1.06x, and 1.01x since session 53, an xfail, see EXT3_SINCE_SESSION_52). Until session 44,
+ext3 only 1.06x, and 1.05x since session 53, an xfail, see EXT3_SINCE_SESSION_52). Until session 44,
 when kswapd wrote into a full request pool without sleeping for a request, 1.32x and 1.47x,
 with no direct reclaim in vanilla, where the seed's had 30% and 37% of its scanning), while ext4 (whose
 writepage refuses delalloc pages from reclaim: counted, no I/O) stays about flat; at 4608M
@@ -61,8 +61,8 @@ EXT3_SINCE_SESSION_52 = pytest.mark.xfail(
     reason="since session 52 ext3's commit writes ordered data buffer by buffer, as 3.0's jbd does: "
     "the pages stay dirty until a writepage finds their buffers clean, and vanilla's kswapd writes "
     "fewer of them for real (57K a run against 113K; the seed's 117K), so per-zone limits gain "
-    "only 6% at 512M and 23% at 4608M, where the seed's tied (EXPERIMENTS.md, session 52); with "
-    "session 53's sync request pool, 1% and 11%",
+    "only 6% at 512M (EXPERIMENTS.md, session 52); 5% since session 53's sync request pool and "
+    "writers' waits for the log write",
 )
 
 
@@ -80,7 +80,7 @@ def test_512m_ext4_stays_about_flat(report):
 
 
 
-@pytest.mark.parametrize("fs", [pytest.param("ext3", marks=EXT3_SINCE_SESSION_52), "ext4", "xfs"])
+@pytest.mark.parametrize("fs", ["ext3", "ext4", "xfs"])
 def test_at_4608m_the_gain_disappears(report, fs):
     bench = f"simple-writeback-4608M-{fs}"
     v, p = _dd_time(report, bench, VANILLA), _dd_time(report, bench, PZD)
@@ -89,16 +89,7 @@ def test_at_4608m_the_gain_disappears(report, fs):
 
 
 
-EXT3_SINCE_SESSION_53 = pytest.mark.xfail(
-    strict=True,
-    reason="since session 53 jbd's WRITE_SYNC writes (the commit's ordered data, its log, the "
-    "checkpoint) take their requests from the sync pool, as 3.0's do, so they no longer congest "
-    "writeback's async pool: vanilla's 4608M ext3 runs direct-reclaim 695,524 pages in three runs, "
-    "more than perzonedirty's 509,184 (the seed's vanilla: none) (EXPERIMENTS.md, session 53)",
-)
-
-
-@pytest.mark.parametrize("fs", [pytest.param("ext3", marks=EXT3_SINCE_SESSION_53), "ext4", "xfs"])
+@pytest.mark.parametrize("fs", ["ext3", "ext4", "xfs"])
 def test_at_4608m_direct_reclaim_appears_with_per_zone_limits(report, fs):
     bench = f"simple-writeback-4608M-{fs}"
     assert _direct(_vm(report, bench, PZD)) > _direct(_vm(report, bench, VANILLA))

@@ -372,3 +372,36 @@ fn the_journal_writes_with_write_sync_from_the_pool_reads_use_and_the_flusher_fr
     assert!(!rq.sync);
     assert_eq!(mm.bdevs[0].pool(rq.dir, rq.sync), Pool::Async);
 }
+
+#[test]
+fn a_write_that_needs_a_block_waits_while_the_commit_writes_the_bitmaps_copy_to_the_log() {
+    // 3.0 do_get_write_access: a buffer of the committing transaction whose copy is being
+    // written to the log is BJ_Shadow, and a task that needs write access to it sleeps until
+    // kjournald has seen the log written. Allocating a block needs the group's block bitmap
+    // and the group descriptors, which the commit is logging.
+    use mmtwin::mm::filemap::PageIo;
+    let mut mm = boot("ext3");
+    mm.journals[0].shadow_wait = 4242; // a queue of its own (the engine's is not set up here)
+    let (ino, _) = write_file(&mut mm, 8);
+    let mut k = Kjournald::new(0, "kjournald".into());
+    mm.now_ns = COMMIT_INTERVAL_NS;
+    let mut rng = Rng::new(1);
+    let mut step = |mm: &mut Mm, k: &mut Kjournald| {
+        let mut cx = TaskCx { now: mm.now_ns, cpu: 0, tid: 0, mm, rng: &mut rng, timed_out: false };
+        k.step(&mut cx).after
+    };
+    step(&mut mm, &mut k);
+    assert!(matches!(step(&mut mm, &mut k), After::Wait(_)), "waits for its data");
+    assert!(mm.jbd_shadow_wait(ino, 8).is_none(), "nothing is shadowed while the data goes out");
+    run_io(&mut mm);
+    step(&mut mm, &mut k);
+    assert!(mm.journals[0].shadow, "the log write is in flight");
+    let mut t = Default::default();
+    assert_eq!(mm.file_write_page(ino, 8, 4096, 0, &mut t), PageIo::Wait(4242), "the bitmap is shadowed");
+    assert!(mm.jbd_create_shadow_wait(0).is_some(), "so are the descriptors a create needs");
+    run_io(&mut mm);
+    mm.wakeups.clear();
+    step(&mut mm, &mut k);
+    assert!(!mm.journals[0].shadow && mm.wakeups.contains(&4242), "unshadowed, its waiters woken");
+    assert_eq!(mm.file_write_page(ino, 8, 4096, 0, &mut t), PageIo::Done);
+}

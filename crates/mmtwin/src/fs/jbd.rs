@@ -248,6 +248,12 @@ pub struct Journal {
     pub running: Transaction,
     /// Metadata blocks of the transaction being committed.
     pub committing: BTreeSet<u64>,
+    /// The committing transaction's metadata copies are being written to the log (BJ_Shadow):
+    /// from their submission until kjournald has seen them written, a task that needs write
+    /// access to one of `committing`'s blocks waits (`jbd_shadow_wait`).
+    pub shadow: bool,
+    /// The queue those tasks sleep on (the buffers' BH_Unshadow bit waits).
+    pub shadow_wait: usize,
     /// Committed metadata blocks not yet written home, with their commit time.
     pub checkpoint: BTreeMap<u64, u64>,
     /// The journal thread's wait queue (j_wait_commit), also woken by its I/O.
@@ -300,6 +306,41 @@ impl Mm {
             let wq = jr.wait;
             self.wake_up(wq);
         }
+    }
+
+    /// do_get_write_access on a shadowed buffer (3.0 fs/jbd/transaction.c, jbd2 alike): the
+    /// write of page `index` of file `ino` needs write access to metadata blocks, and if one of
+    /// them is in the committing transaction while its copy is being written to the log
+    /// (BJ_Shadow), the writer sleeps until kjournald has seen the log written and unshadowed
+    /// the buffers. The blocks: for an unmapped page of a file system without delayed
+    /// allocation, the block bitmap of the allocation goal's group and the group descriptors
+    /// (ext3_new_blocks); for every page, the inode's table block (write_end's
+    /// mark_inode_dirty as i_size grows). An existing indirect block the allocation updates
+    /// is not looked at. Returns the queue to sleep on, or None to go on.
+    pub fn jbd_shadow_wait(&mut self, ino: Ino, index: u32) -> Option<usize> {
+        let sb = self.inode(ino).sb;
+        let j = self.journal_of(sb)?;
+        let jr = &self.journals[j];
+        if !jr.shadow {
+            return None;
+        }
+        let fs = self.sbs[sb].fs_type;
+        let mut blocks = vec![fs.inode_block_of(self.inode(ino).i_ino)];
+        if !fs.delalloc() && self.bmap(ino, index).is_none() {
+            let goal = self.block_goal(ino, index, self.sched.current_pid);
+            blocks.extend([fs.block_bitmap_of(goal), 1]);
+        }
+        let jr = &self.journals[j];
+        blocks.iter().any(|b| jr.committing.contains(b)).then_some(jr.shadow_wait)
+    }
+
+    /// `jbd_shadow_wait` for a create in superblock `sb` (ext3_new_inode): it needs write
+    /// access to the group descriptors (bg_free_inodes_count) before anything else. The model
+    /// keeps every group's descriptor in one block (block 1), as a file system of up to 128
+    /// groups (16 GiB) has it.
+    pub fn jbd_create_shadow_wait(&self, sb: usize) -> Option<usize> {
+        let jr = &self.journals[self.journal_of(sb)?];
+        (jr.shadow && jr.committing.contains(&1)).then_some(jr.shadow_wait)
     }
 
     /// The write path's journal work for a page written to file `ino` (ext3_ordered_write_end,
@@ -685,6 +726,11 @@ impl Task for Kjournald {
                     self.state = Commit::Log;
                     return step(After::Wait(wq));
                 }
+                // The log is written: the buffers leave BJ_Shadow and their waiters wake.
+                if std::mem::take(&mut mm.journals[j].shadow) {
+                    let sw = mm.journals[j].shadow_wait;
+                    mm.wake_up(sw);
+                }
                 mm.jbd_write_log(j, 1);
                 self.state = Commit::CommitBlock;
                 step(After::Continue)
@@ -732,6 +778,7 @@ fn start_log(mm: &mut Mm, j: usize) -> Commit {
     let n = mm.journals[j].committing.len() as u64;
     if n > 0 {
         mm.jbd_write_log(j, n.div_ceil(TAGS_PER_DESCRIPTOR) + n);
+        mm.journals[j].shadow = true;
     }
     Commit::Log
 }

@@ -181,6 +181,10 @@ impl Mm {
         if self.balance_dirty_pages_resume(t, ino, true) {
             return PageIo::Retry;
         }
+        // The journal's get_write_access may wait for the commit's log write.
+        if let Some(wq) = self.jbd_shadow_wait(ino, index) {
+            return PageIo::Wait(wq);
+        }
         let mut new_page = false;
         let pfn = match self.find_get_page(mapping, index) {
             Some(p) => p,

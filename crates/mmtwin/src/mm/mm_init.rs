@@ -106,6 +106,8 @@ impl Mm {
                 commit_interval_ns: crate::fs::jbd::COMMIT_INTERVAL_NS,
                 running: Default::default(),
                 committing: Default::default(),
+                shadow: false,
+                shadow_wait: usize::MAX,
                 checkpoint: Default::default(),
                 wait: usize::MAX,
                 log_io: 0,

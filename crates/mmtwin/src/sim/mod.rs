@@ -323,6 +323,7 @@ impl Sim {
         for j in 0..sim.mm.journals.len() {
             let wq = sim.new_wait_queue();
             sim.mm.journals[j].wait = wq;
+            sim.mm.journals[j].shadow_wait = sim.new_wait_queue();
             sim.mm.journals[j].log_io = sim.mm.new_dio(wq);
             sim.mm.journals[j].ckpt_io = sim.mm.new_dio(wq);
             let sb = sim.mm.journals[j].sb;
@@ -484,6 +485,9 @@ impl Sim {
         for j in &self.mm.journals {
             if wq == j.wait {
                 return "a journal's commit".to_string();
+            }
+            if wq == j.shadow_wait {
+                return "a journal's log write (BJ_Shadow)".to_string();
             }
         }
         if self.mm.dios.iter().any(|d| d.wait == wq) {

@@ -203,6 +203,10 @@ impl FsmarkWorker {
             let wq = cx.mm.page_waitqueue(pfn);
             return blocked(self, cx, wq);
         }
+        // ext3_new_inode's get_write_access may wait for the commit's log write.
+        if let Some(wq) = cx.mm.jbd_create_shadow_wait(0) {
+            return blocked(self, cx, wq);
+        }
         let Some(ino) = cx.mm.create_file_named(0, dir, Some(name_hash), cx.cpu) else {
             cx.mm.dir_mutex_unlock(0, dir, cx.tid);
             self.phase = Phase::Create;
@@ -294,8 +298,9 @@ impl Task for FsmarkWorker {
                     self.phase = Phase::Create;
                 }
                 self.account(cx, before);
-                if cx.mm.owes_request_wait() {
-                    // Asleep in get_request_wait inside write(): the call's time.
+                if cx.mm.owes_request_wait() || matches!(stop, Stop::Wait(_)) {
+                    // Asleep inside write() (get_request_wait, a locked page, the journal's
+                    // log write): the call's time.
                     self.blocked_since = Some(cx.now + (cx.mm.cost_ns - before));
                 }
                 if matches!(stop, Stop::Done) && self.file_no == self.spec.files {
