@@ -54,7 +54,9 @@ def run_iteration(
     blocks of evicted inodes looked up again) read because they were not cached,
     ``"dir_reads"`` the directory blocks among them;
     ``"i_mutex_waits"``/``"i_mutex_wait_ns"``: times a create found its directory's i_mutex
-    held and slept, and the time spent waiting for it.
+    held and slept, and the time spent waiting for it; ``"shadow_waits"``/``"shadow_ns"``:
+    times a task found a metadata buffer it needed shadowed by the commit's log write and
+    slept, and the time the commits' log writes kept buffers shadowed.
     """
 
 def boot_dump(resolved_toml: str) -> dict[str, str]:

@@ -150,6 +150,8 @@ fn run_iteration<'py>(py: Python<'py>, resolved_toml: &str, iteration: u32, prog
     b.set_item("journal_blocks", t.journal_blocks)?;
     b.set_item("checkpoint_blocks", t.checkpoint_blocks)?;
     b.set_item("ordered_data_pages", t.ordered_data_pages)?;
+    b.set_item("shadow_waits", t.shadow_waits)?;
+    b.set_item("shadow_ns", t.shadow_ns)?;
     b.set_item("ftl_gc_copies", t.ftl.gc_copies)?;
     b.set_item("ftl_gc_copied_pages", t.ftl.gc_copied_pages)?;
     b.set_item("buffers_pages", t.buffers_pages)?;

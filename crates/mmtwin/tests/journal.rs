@@ -395,13 +395,14 @@ fn a_write_that_needs_a_block_waits_while_the_commit_writes_the_bitmaps_copy_to_
     assert!(mm.jbd_shadow_wait(ino, 8).is_none(), "nothing is shadowed while the data goes out");
     run_io(&mut mm);
     step(&mut mm, &mut k);
-    assert!(mm.journals[0].shadow, "the log write is in flight");
+    assert!(mm.journals[0].shadow.is_some(), "the log write is in flight");
     let mut t = Default::default();
     assert_eq!(mm.file_write_page(ino, 8, 4096, 0, &mut t), PageIo::Wait(4242), "the bitmap is shadowed");
     assert!(mm.jbd_create_shadow_wait(0).is_some(), "so are the descriptors a create needs");
     run_io(&mut mm);
     mm.wakeups.clear();
     step(&mut mm, &mut k);
-    assert!(!mm.journals[0].shadow && mm.wakeups.contains(&4242), "unshadowed, its waiters woken");
+    assert!(mm.journals[0].shadow.is_none() && mm.wakeups.contains(&4242), "unshadowed, its waiters woken");
+    assert_eq!(mm.bdevs[0].stats.shadow_waits, 2, "the write and the create found it shadowed");
     assert_eq!(mm.file_write_page(ino, 8, 4096, 0, &mut t), PageIo::Done);
 }

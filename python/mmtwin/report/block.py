@@ -29,7 +29,7 @@ SHAPES = {
     "rq_seg_hist": (2, 8),
 }
 #: Journal counters (absent from results written before journals were modelled: read as 0).
-OPTIONAL = ("journal_commits", "journal_blocks", "checkpoint_blocks", "ordered_data_pages", "ftl_gc_copies", "ftl_gc_copied_pages", "buffers_pages", "metadata_reads", "dir_reads", "i_mutex_waits", "i_mutex_wait_ns")
+OPTIONAL = ("journal_commits", "journal_blocks", "checkpoint_blocks", "ordered_data_pages", "shadow_waits", "shadow_ns", "ftl_gc_copies", "ftl_gc_copied_pages", "buffers_pages", "metadata_reads", "dir_reads", "i_mutex_waits", "i_mutex_wait_ns")
 #: congestion_wait calls and their sleep, by caller (absent from older results: read as zeros).
 WAIT_SITES = ("allocator", "direct reclaim", "kswapd")
 OPTIONAL_SITES = ("congestion_waits", "congestion_wait_ns")
@@ -125,6 +125,8 @@ def tables(blocks: Sequence[Block], fmt: str = "current") -> List[Tuple[str, Lis
                 count("Journal blocks written", b["journal_blocks"]),
                 count("Checkpoint blocks written", b["checkpoint_blocks"]),
                 count("Ordered data pages", b["ordered_data_pages"]),
+                ratio("Log writes shadowing (s)", float(b["shadow_ns"]) / 1e9),
+                count("Shadow waits", b["shadow_waits"]),
             ]
         if buffers:
             # Metadata blocks (ext2/ext3 indirect blocks) in the block device's page cache.

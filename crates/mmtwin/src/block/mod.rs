@@ -533,6 +533,11 @@ pub struct DiskStats {
     pub journal_blocks: u64,
     pub checkpoint_blocks: u64,
     pub ordered_data_pages: u64,
+    /// Times a task needing write access to a metadata buffer found its copy being written to
+    /// the log and slept (BJ_Shadow), and the time commits' log writes kept buffers shadowed
+    /// (ns).
+    pub shadow_waits: u64,
+    pub shadow_ns: u64,
     /// What the device's flash translation layer copied (devices with `erase_block_kb`).
     pub ftl: ftl::FtlStats,
     /// Pages of the device's page cache (its file system's metadata blocks, /proc/meminfo's
@@ -572,6 +577,8 @@ impl DiskStats {
         self.journal_blocks += o.journal_blocks;
         self.checkpoint_blocks += o.checkpoint_blocks;
         self.ordered_data_pages += o.ordered_data_pages;
+        self.shadow_waits += o.shadow_waits;
+        self.shadow_ns += o.shadow_ns;
         self.ftl.gc_copies += o.ftl.gc_copies;
         self.ftl.gc_copied_pages += o.ftl.gc_copied_pages;
         self.buffers_pages += o.buffers_pages;

@@ -248,10 +248,10 @@ pub struct Journal {
     pub running: Transaction,
     /// Metadata blocks of the transaction being committed.
     pub committing: BTreeSet<u64>,
-    /// The committing transaction's metadata copies are being written to the log (BJ_Shadow):
-    /// from their submission until kjournald has seen them written, a task that needs write
-    /// access to one of `committing`'s blocks waits (`jbd_shadow_wait`).
-    pub shadow: bool,
+    /// The committing transaction's metadata copies are being written to the log (BJ_Shadow)
+    /// since this time: from their submission until kjournald has seen them written, a task
+    /// that needs write access to one of `committing`'s blocks waits (`jbd_shadow_wait`).
+    pub shadow: Option<u64>,
     /// The queue those tasks sleep on (the buffers' BH_Unshadow bit waits).
     pub shadow_wait: usize,
     /// Committed metadata blocks not yet written home, with their commit time.
@@ -320,8 +320,7 @@ impl Mm {
     pub fn jbd_shadow_wait(&mut self, ino: Ino, index: u32) -> Option<usize> {
         let sb = self.inode(ino).sb;
         let j = self.journal_of(sb)?;
-        let jr = &self.journals[j];
-        if !jr.shadow {
+        if self.journals[j].shadow.is_none() {
             return None;
         }
         let fs = self.sbs[sb].fs_type;
@@ -331,16 +330,27 @@ impl Mm {
             blocks.extend([fs.block_bitmap_of(goal), 1]);
         }
         let jr = &self.journals[j];
-        blocks.iter().any(|b| jr.committing.contains(b)).then_some(jr.shadow_wait)
+        let wq = blocks.iter().any(|b| jr.committing.contains(b)).then_some(jr.shadow_wait);
+        self.count_shadow_wait(sb, wq)
+    }
+
+    /// Counts a wait `jbd_shadow_wait` found on superblock `sb`'s device, and passes it on.
+    fn count_shadow_wait(&mut self, sb: usize, wq: Option<usize>) -> Option<usize> {
+        if wq.is_some() {
+            let dev = self.sbs[sb].dev;
+            self.bdevs[dev].stats.shadow_waits += 1;
+        }
+        wq
     }
 
     /// `jbd_shadow_wait` for a create in superblock `sb` (ext3_new_inode): it needs write
     /// access to the group descriptors (bg_free_inodes_count) before anything else. The model
     /// keeps every group's descriptor in one block (block 1), as a file system of up to 128
     /// groups (16 GiB) has it.
-    pub fn jbd_create_shadow_wait(&self, sb: usize) -> Option<usize> {
+    pub fn jbd_create_shadow_wait(&mut self, sb: usize) -> Option<usize> {
         let jr = &self.journals[self.journal_of(sb)?];
-        (jr.shadow && jr.committing.contains(&1)).then_some(jr.shadow_wait)
+        let wq = (jr.shadow.is_some() && jr.committing.contains(&1)).then_some(jr.shadow_wait);
+        self.count_shadow_wait(sb, wq)
     }
 
     /// The write path's journal work for a page written to file `ino` (ext3_ordered_write_end,
@@ -727,8 +737,9 @@ impl Task for Kjournald {
                     return step(After::Wait(wq));
                 }
                 // The log is written: the buffers leave BJ_Shadow and their waiters wake.
-                if std::mem::take(&mut mm.journals[j].shadow) {
-                    let sw = mm.journals[j].shadow_wait;
+                if let Some(since) = mm.journals[j].shadow.take() {
+                    let (sw, dev) = (mm.journals[j].shadow_wait, mm.sbs[mm.journals[j].sb].dev);
+                    mm.bdevs[dev].stats.shadow_ns += now - since;
                     mm.wake_up(sw);
                 }
                 mm.jbd_write_log(j, 1);
@@ -778,7 +789,7 @@ fn start_log(mm: &mut Mm, j: usize) -> Commit {
     let n = mm.journals[j].committing.len() as u64;
     if n > 0 {
         mm.jbd_write_log(j, n.div_ceil(TAGS_PER_DESCRIPTOR) + n);
-        mm.journals[j].shadow = true;
+        mm.journals[j].shadow = Some(mm.now_ns);
     }
     Commit::Log
 }

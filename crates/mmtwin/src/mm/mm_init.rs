@@ -106,7 +106,7 @@ impl Mm {
                 commit_interval_ns: crate::fs::jbd::COMMIT_INTERVAL_NS,
                 running: Default::default(),
                 committing: Default::default(),
-                shadow: false,
+                shadow: None,
                 shadow_wait: usize::MAX,
                 checkpoint: Default::default(),
                 wait: usize::MAX,
