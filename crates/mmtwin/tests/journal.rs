@@ -57,6 +57,17 @@ fn run_journal(mm: &mut Mm, k: &mut Kjournald, now: u64) -> After {
     settle(mm, k, now, 0)
 }
 
+/// Starts the commit due at COMMIT_INTERVAL_NS without completing any I/O: kjournald's first
+/// two steps take the running transaction and submit its ordered data; returns the second
+/// step's sleep.
+fn start_commit(mm: &mut Mm, k: &mut Kjournald) -> After {
+    mm.now_ns = COMMIT_INTERVAL_NS;
+    let mut rng = Rng::new(1);
+    let mut cx = TaskCx { now: mm.now_ns, cpu: 0, tid: 0, mm, rng: &mut rng, timed_out: false };
+    k.step(&mut cx);
+    k.step(&mut cx).after
+}
+
 #[test]
 fn ext3_commit_writes_the_transactions_data_first_then_its_metadata_to_the_log() {
     let mut mm = boot("ext3");
@@ -106,11 +117,7 @@ fn pages_an_ext3_commit_wrote_stay_dirty_until_a_writepage_finds_their_buffers_c
     let (_, pfns) = write_file(&mut mm, 8);
     let dirty = mm.global_page_state(ZoneStat::NrFileDirty);
     let mut k = Kjournald::new(0, "kjournald".into());
-    mm.now_ns = COMMIT_INTERVAL_NS;
-    let mut rng = Rng::new(1);
-    let mut cx = TaskCx { now: mm.now_ns, cpu: 0, tid: 0, mm: &mut mm, rng: &mut rng, timed_out: false };
-    k.step(&mut cx);
-    k.step(&mut cx);
+    start_commit(&mut mm, &mut k);
     assert_eq!(mm.bdevs[0].stats.ordered_data_pages, 8, "the data went out");
     assert!(pfns.iter().all(|&p| mm.pages[p as usize].flags & (PG_DIRTY | PG_BUF_LOCKED | PG_WRITEBACK) == PG_DIRTY | PG_BUF_LOCKED));
     assert_eq!(mm.global_page_state(ZoneStat::NrFileDirty), dirty, "still dirty to the VM");
@@ -354,11 +361,7 @@ fn the_journal_writes_with_write_sync_from_the_pool_reads_use_and_the_flusher_fr
     let mut mm = boot("ext3");
     let (ino, _) = write_file(&mut mm, 8);
     let mut k = Kjournald::new(0, "kjournald".into());
-    mm.now_ns = COMMIT_INTERVAL_NS;
-    let mut rng = Rng::new(1);
-    let mut cx = TaskCx { now: mm.now_ns, cpu: 0, tid: 0, mm: &mut mm, rng: &mut rng, timed_out: false };
-    k.step(&mut cx);
-    k.step(&mut cx);
+    start_commit(&mut mm, &mut k);
     let (rq, _) = mm.bdevs[0].in_flight.as_ref().expect("the commit's data write");
     assert_eq!((rq.pages.len(), rq.sync), (8, true), "WRITE_SYNC");
     assert_eq!(mm.bdevs[0].pool(rq.dir, rq.sync), Pool::Sync);
@@ -384,14 +387,12 @@ fn a_write_that_needs_a_block_waits_while_the_commit_writes_the_bitmaps_copy_to_
     mm.journals[0].shadow_wait = 4242; // a queue of its own (the engine's is not set up here)
     let (ino, _) = write_file(&mut mm, 8);
     let mut k = Kjournald::new(0, "kjournald".into());
-    mm.now_ns = COMMIT_INTERVAL_NS;
+    assert!(matches!(start_commit(&mut mm, &mut k), After::Wait(_)), "waits for its data");
     let mut rng = Rng::new(1);
     let mut step = |mm: &mut Mm, k: &mut Kjournald| {
         let mut cx = TaskCx { now: mm.now_ns, cpu: 0, tid: 0, mm, rng: &mut rng, timed_out: false };
         k.step(&mut cx).after
     };
-    step(&mut mm, &mut k);
-    assert!(matches!(step(&mut mm, &mut k), After::Wait(_)), "waits for its data");
     assert!(mm.jbd_shadow_wait(ino, 8).is_none(), "nothing is shadowed while the data goes out");
     run_io(&mut mm);
     step(&mut mm, &mut k);
