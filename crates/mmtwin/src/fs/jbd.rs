@@ -314,9 +314,10 @@ impl Mm {
     /// (BJ_Shadow), the writer sleeps until kjournald has seen the log written and unshadowed
     /// the buffers. The blocks: for an unmapped page of a file system without delayed
     /// allocation, the block bitmap of the allocation goal's group and the group descriptors
-    /// (ext3_new_blocks); for every page, the inode's table block (write_end's
-    /// mark_inode_dirty as i_size grows). An existing indirect block the allocation updates
-    /// is not looked at. Returns the queue to sleep on, or None to go on.
+    /// (ext3_new_blocks); for a page past the end of the file, the inode's table block
+    /// (write_end's mark_inode_dirty as i_size grows). An existing indirect block the
+    /// allocation updates, and file_update_time's once-a-second mark_inode_dirty, are not
+    /// looked at. Returns the queue to sleep on, or None to go on.
     pub fn jbd_shadow_wait(&mut self, ino: Ino, index: u32) -> Option<usize> {
         let sb = self.inode(ino).sb;
         let j = self.journal_of(sb)?;
@@ -324,7 +325,10 @@ impl Mm {
             return None;
         }
         let fs = self.sbs[sb].fs_type;
-        let mut blocks = vec![fs.inode_block_of(self.inode(ino).i_ino)];
+        let mut blocks = Vec::with_capacity(3);
+        if u64::from(index) >= self.inode(ino).size_pages {
+            blocks.push(fs.inode_block_of(self.inode(ino).i_ino));
+        }
         if !fs.delalloc() && self.bmap(ino, index).is_none() {
             let goal = self.block_goal(ino, index, self.sched.current_pid);
             blocks.extend([fs.block_bitmap_of(goal), 1]);
