@@ -994,6 +994,7 @@ impl BlockDevice {
         let d = rq.dir as usize;
         let p = self.rq_pool(&rq);
         self.pool_queued[p as usize] -= 1;
+        debug_assert_eq!(self.pool_queued.iter().sum::<usize>(), self.queued[0].len() + self.queued[1].len(), "pool counts");
         if self.allocated(p) < self.congestion_off() {
             self.congested[p as usize] = false;
         }
