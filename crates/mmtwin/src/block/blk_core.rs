@@ -444,7 +444,9 @@ impl Mm {
         let d = &self.bdevs[dev];
         let pool = d.pool(rq.dir, rq.sync);
         let (full, rq_wait, io_wait) = (d.queue_full(pool), d.rq_wait[pool as usize], d.io_wait);
-        let decongested = pool == Pool::Async && d.below_congestion_off(Pool::Async);
+        // The wake class is the request's own (rw_is_sync), whichever pool the model counts
+        // it in: a REQ_SYNC write never ends a congestion_wait(BLK_RW_ASYNC).
+        let decongested = rq.dir == Dir::Write && !rq.sync && d.below_congestion_off(Pool::Async);
         if !full {
             // __freed_request: room for one more wakes one waiter (and clears the full mark).
             self.wake_up(rq_wait);

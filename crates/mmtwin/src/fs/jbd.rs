@@ -325,16 +325,12 @@ impl Mm {
             return None;
         }
         let fs = self.sbs[sb].fs_type;
-        let mut blocks = Vec::with_capacity(3);
-        if u64::from(index) >= self.inode(ino).size_pages {
-            blocks.push(fs.inode_block_of(self.inode(ino).i_ino));
-        }
-        if !fs.delalloc() && self.bmap(ino, index).is_none() {
-            let goal = self.block_goal(ino, index, self.sched.current_pid);
-            blocks.extend([fs.block_bitmap_of(goal), 1]);
-        }
-        let jr = &self.journals[j];
-        let wq = blocks.iter().any(|b| jr.committing.contains(b)).then_some(jr.shadow_wait);
+        let shadowed = |b: u64| self.journals[j].committing.contains(&b);
+        let grows = u64::from(index) >= self.inode(ino).size_pages;
+        let inode_block = grows && shadowed(fs.inode_block_of(self.inode(ino).i_ino));
+        let allocates = !fs.delalloc() && self.bmap(ino, index).is_none();
+        let alloc_blocks = allocates && (shadowed(1) || shadowed(fs.block_bitmap_of(self.block_goal(ino, index, self.sched.current_pid))));
+        let wq = (inode_block || alloc_blocks).then_some(self.journals[j].shadow_wait);
         self.count_shadow_wait(sb, wq)
     }
 
