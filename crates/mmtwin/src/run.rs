@@ -99,7 +99,7 @@ pub fn run_iteration(cfg: &RunConfig, iteration: u32, progress: &mut dyn FnMut(f
         dumps: std::mem::take(&mut sim.dumps),
         events_processed: sim.events_processed,
         page_events,
-        disks: sim.mm.bdevs.iter().map(|d| (d.name.clone(), d.stats.clone())).collect(),
+        disks: sim.mm.bdevs.iter().map(|d| (d.name.clone(), d.disk_stats())).collect(),
         congestion_waits: sim.mm.congestion_waits,
         congestion_wait_ns: sim.mm.congestion_wait_ns,
         pcp_diag: sim.mm.pcp_diag.clone(),

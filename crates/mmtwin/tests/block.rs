@@ -78,7 +78,7 @@ fn noop_dispatches_in_arrival_order_and_deadline_prefers_reads() {
         d.submit_bio(Bio::new(Dir::Write, 5000, 3), 0);
         let mut order = Vec::new();
         while d.dispatch(0, &mut 0).is_some() {
-            order.push(d.complete().dir);
+            order.push(d.complete(0).dir);
         }
         assert_eq!(order, want, "{sched:?}");
     }
@@ -396,7 +396,7 @@ fn a_flash_key_writes_without_seeks_but_copies_an_erase_block_to_open_a_third() 
         }
         d.submit_bio(b, now);
         let done = d.dispatch(now, &mut host).unwrap();
-        d.complete();
+        d.complete(0);
         done - now
     };
     let plain = write(&mut d, 0, 0);
@@ -535,7 +535,7 @@ fn a_2632_queue_plug_holds_writeback_until_four_requests_or_3ms_and_a_read_goes_
     b.dio = 0;
     mm.submit_bio(0, b);
     mm.blk_unplug(0);
-    mm.bdevs[0].complete();
+    mm.bdevs[0].complete(0);
     mm.now_ns = 2_000_000;
     let mut b = dio_write(0, 100, 1);
     b.dio = 0;

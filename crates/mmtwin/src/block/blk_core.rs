@@ -108,7 +108,8 @@ impl Mm {
     /// queue, starting the device if it is idle and its queue not plugged. The bio gets its
     /// request whatever the pool holds: reads, direct I/O, the journal's log, and a write
     /// whose request its writer already had (`submit_bio_or_sleep` is the asking form).
-    pub fn submit_bio(&mut self, dev: usize, bio: Bio) {
+    pub fn submit_bio(&mut self, dev: usize, mut bio: Bio) {
+        bio.owner = self.sched.current_pid;
         self.count_bio(&bio);
         self.queue_bio(dev, bio);
     }
@@ -142,7 +143,8 @@ impl Mm {
 
     /// `submit_bio_or_sleep`, the held bio marked `open` or not. A task that owes the wait
     /// already (a second bio in the same step) queues at once.
-    fn submit_or_hold(&mut self, dev: usize, bio: Bio, open: bool) -> bool {
+    fn submit_or_hold(&mut self, dev: usize, mut bio: Bio, open: bool) -> bool {
+        bio.owner = self.sched.current_pid;
         let pool = self.bdevs[dev].bio_pool(&bio);
         if self.rq_wait_owed.is_some() || self.bio_merges(dev, &bio) || self.may_get_request(dev, pool) {
             self.submit_bio(dev, bio);
@@ -386,16 +388,25 @@ impl Mm {
 
     /// The unplug timer of device `dev` (2.6.32 blk_unplug_timeout, run from kblockd); a timer
     /// of an earlier plugging that a new one re-armed does nothing.
+    /// The same event serves CFQ's idle slice timer (cfq_idle_slice_timer, then the queue is
+    /// run if it says so).
     pub fn blk_unplug_timeout(&mut self, dev: usize) {
         if self.bdevs[dev].queue_plugged && self.now_ns >= self.bdevs[dev].unplug_at {
             self.blk_unplug(dev);
         }
+        if self.bdevs[dev].cfq_timer_fired(self.now_ns) {
+            self.blk_kick(dev);
+        }
     }
 
-    /// Starts the next request on an idle device whose queue is not plugged.
+    /// Starts the next request on an idle device whose queue is not plugged; arms CFQ's idle
+    /// timer if its scheduler chose to wait instead.
     pub fn blk_kick(&mut self, dev: usize) {
         if let Some(t) = self.bdevs[dev].dispatch(self.now_ns, &mut self.host_free_at) {
             self.io_timers.push((t, dev));
+        }
+        if let Some(t) = self.bdevs[dev].cfq_timer_to_arm() {
+            self.unplug_timers.push((t, dev));
         }
     }
 
@@ -407,7 +418,7 @@ impl Mm {
     /// congested), and starts the next request (running the queue removes a 2.6.32 queue
     /// plug).
     pub fn blk_complete(&mut self, dev: usize) {
-        let rq: Request = self.bdevs[dev].complete();
+        let rq: Request = self.bdevs[dev].complete(self.now_ns);
         if rq.dio != 0 {
             self.dio_complete(rq.dio, rq.pages.len() as u32);
         }

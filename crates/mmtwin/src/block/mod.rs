@@ -22,6 +22,8 @@
 //!   reads unless writes have been passed over `writes_starved` (2) times, and starts at the
 //!   oldest request when its deadline (read_expire 500 ms, write_expire 5 s) has passed or the
 //!   sweep ran out of higher sectors, otherwise where the sweep left off. `noop` is one FIFO.
+//!   `cfq` (3.0's default) serves per-task sync queues and a shared async queue in time slices
+//!   (`cfq_iosched`); under it a bio merges only into requests of its own queue.
 //!   The scatterlist of a dispatched request (blk_rq_map_sg) joins physically adjacent pages
 //!   across bio boundaries under the same rules; its length is the request's segment count.
 //! * Queue depth: two pools of `nr_requests` requests each (`Pool`, 2.6.32–4.x struct
@@ -49,6 +51,7 @@
 //! "usb-key-2011"`, see `DevicePreset`); every parameter can be overridden next to the name.
 
 pub mod blk_core;
+pub mod cfq_iosched;
 mod ftl;
 pub use blk_core::PlugSite;
 pub use ftl::{FtlStats, MAX_ERASE_BLOCK_KB};
@@ -89,6 +92,9 @@ pub enum Scheduler {
     Deadline,
     /// noop: one FIFO, merging only.
     Noop,
+    /// cfq: per-task sync queues and a shared async queue served in time slices, sync before
+    /// async, idling for a sync task's next request (`cfq_iosched`).
+    Cfq,
 }
 
 /// Named device models: what each describes and where its figures come from.
@@ -365,18 +371,30 @@ pub struct Bio {
     /// A write with REQ_SYNC (WRITE_SYNC, WRITE_ODIRECT): it takes its request from the sync
     /// pool (`Pool`). Reads are sync whatever this says.
     pub sync: bool,
+    /// REQ_NOIDLE (WRITE_SYNC has it, WRITE_ODIRECT not): CFQ does not idle for more of its
+    /// task's I/O after it.
+    pub noidle: bool,
+    /// The task that submitted it (its pid; CFQ queues sync bios by task).
+    pub owner: u32,
 }
 
 impl Bio {
     /// A bio of one page.
     pub fn new(dir: Dir, sector: u64, pfn: Pfn) -> Bio {
-        Bio { dir, sector, pages: vec![pfn], segments: 1, seg_bytes: crate::mm::PAGE_SIZE, dio: 0, sync: false }
+        Bio { dir, sector, pages: vec![pfn], segments: 1, seg_bytes: crate::mm::PAGE_SIZE, dio: 0, sync: false, noidle: false, owner: 0 }
     }
 
-    /// The bio with REQ_SYNC set (a write submitted WRITE_SYNC or WRITE_ODIRECT).
+    /// The bio submitted WRITE_SYNC (REQ_SYNC | REQ_NOIDLE: the journal's writes).
     pub fn req_sync(mut self) -> Bio {
         self.sync = true;
+        self.noidle = true;
         self
+    }
+
+    /// The CFQ queue a request made of this bio belongs to (`Request::cfqq`): its task's for
+    /// a sync bio (a read or a REQ_SYNC write), the shared async queue (0) otherwise.
+    pub fn cfqq(&self) -> u32 {
+        if self.dir == Dir::Read || self.sync { self.owner + 1 } else { 0 }
     }
 
     /// The sector after the bio's last.
@@ -425,9 +443,13 @@ pub struct Request {
     pub dio: u32,
     /// REQ_SYNC of the bio it was made from (a merged bio does not change it).
     pub sync: bool,
+    /// REQ_NOIDLE of the bio it was made from.
+    pub noidle: bool,
+    /// Its CFQ queue (`Bio::cfqq`).
+    pub cfqq: u32,
     /// Arrival order (noop's FIFO) and identity (deadline's next_rq).
     seq: u64,
-    /// When deadline must serve it (rq_fifo_time), ns.
+    /// When deadline or CFQ must serve it (rq_fifo_time), ns.
     fifo_time: u64,
 }
 
@@ -439,6 +461,7 @@ impl Request {
     /// A request made of one bio (get_request + init_request_from_bio); its place in the
     /// scheduler's FIFO is set when it is queued.
     pub fn from_bio(bio: Bio) -> Request {
+        let cfqq = bio.cfqq();
         Request {
             dir: bio.dir,
             sector: bio.sector,
@@ -448,6 +471,8 @@ impl Request {
             nr_bios: 1,
             dio: bio.dio,
             sync: bio.sync,
+            noidle: bio.noidle,
+            cfqq,
             seq: 0,
             fifo_time: 0,
         }
@@ -540,6 +565,8 @@ pub struct DiskStats {
     pub shadow_ns: u64,
     /// What the device's flash translation layer copied (devices with `erase_block_kb`).
     pub ftl: ftl::FtlStats,
+    /// What CFQ did (devices it schedules; `BlockDevice::disk_stats` fills it in).
+    pub cfq: cfq_iosched::CfqStats,
     /// Pages of the device's page cache (its file system's metadata blocks, /proc/meminfo's
     /// Buffers) when the run ended: a level, not a count.
     pub buffers_pages: u64,
@@ -581,6 +608,7 @@ impl DiskStats {
         self.shadow_ns += o.shadow_ns;
         self.ftl.gc_copies += o.ftl.gc_copies;
         self.ftl.gc_copied_pages += o.ftl.gc_copied_pages;
+        self.cfq.add(&o.cfq);
         self.buffers_pages += o.buffers_pages;
         self.metadata_reads += o.metadata_reads;
         self.dir_reads += o.dir_reads;
@@ -669,6 +697,10 @@ pub struct BlockDevice {
     pub flusher_wait: usize,
     /// The flash translation layer, for a device with erase blocks.
     ftl: Option<ftl::Ftl>,
+    /// CFQ's state, when it is the queue's scheduler.
+    cfq: Option<cfq_iosched::Cfq>,
+    /// The CFQ idle timer expiry last handed to the event queue (`cfq_timer_to_arm`).
+    cfq_timer_armed: Option<u64>,
 }
 
 /// deadline's writes_starved default.
@@ -683,6 +715,8 @@ impl BlockDevice {
         let ftl = (model.erase_block_kb > 0).then(|| ftl::Ftl::new(model.erase_block_kb, model.open_erase_blocks));
         BlockDevice {
             ftl,
+            cfq: (model.scheduler == Scheduler::Cfq).then(cfq_iosched::Cfq::default),
+            cfq_timer_armed: None,
             name: name.to_string(),
             model,
             queued: [VecDeque::new(), VecDeque::new()],
@@ -807,7 +841,7 @@ impl BlockDevice {
     /// it touches refused it for its segments.
     fn queue_merge_target(&self, bio: &Bio) -> (Option<(usize, bool)>, bool) {
         let d = bio.dir as usize;
-        let front_merges = self.model.scheduler == Scheduler::Deadline;
+        let front_merges = self.model.scheduler != Scheduler::Noop;
         let mut refused = false;
         for back in [true, false] {
             if !back && !front_merges {
@@ -815,6 +849,10 @@ impl BlockDevice {
             }
             let hit = self.queued[d].iter().rposition(|r| self.bio_merge_check(r, bio, back) != BioMerge::NotAdjacent);
             let Some(i) = hit else { continue };
+            // cfq_allow_merge: only into a request of the queue the bio would join.
+            if self.cfq.is_some() && self.queued[d][i].cfqq != bio.cfqq() {
+                continue;
+            }
             match self.bio_merge_check(&self.queued[d][i], bio, back) {
                 BioMerge::Fits => return (Some((i, back)), refused),
                 BioMerge::TooManySegments => refused = true,
@@ -836,6 +874,9 @@ impl BlockDevice {
 
     /// The end of plugged request `rq` that `bio` would join (true: its back), if either.
     pub fn plug_merge_end(&self, rq: &Request, bio: &Bio) -> Option<bool> {
+        if self.cfq.is_some() && rq.cfqq != bio.cfqq() {
+            return None;
+        }
         [true, false].into_iter().find(|&back| self.bio_merge_check(rq, bio, back) == BioMerge::Fits)
     }
 
@@ -879,10 +920,16 @@ impl BlockDevice {
         let p = self.rq_pool(&rq);
         self.seq += 1;
         rq.seq = self.seq;
-        rq.fifo_time = now + EXPIRE_NS[d];
+        rq.fifo_time = match self.cfq {
+            Some(_) => now + cfq_iosched::FIFO_EXPIRE_NS[usize::from(rq.dir == Dir::Read || rq.sync)],
+            None => now + EXPIRE_NS[d],
+        };
         self.queued[d].push_back(rq);
         self.pool_queued[p as usize] += 1;
         self.set_congestion(p);
+        if let Some(cfq) = self.cfq.as_mut() {
+            cfq.insert(self.seq, &self.queued, now);
+        }
     }
 
     /// blk_set_queue_congested when pool `p`'s use reaches the congestion-on mark.
@@ -898,10 +945,12 @@ impl BlockDevice {
     /// deadline it takes the older FIFO place and deadline.
     fn attempt_merge(&mut self, d: usize, i: usize, back: bool) {
         let r = &self.queued[d][i];
+        // Under CFQ the neighbour is looked for in the request's own queue (elv_rb_latter_request).
+        let mine = |o: &Request| self.cfq.is_none() || o.cfqq == r.cfqq;
         let other = if back {
-            self.queued[d].iter().position(|o| o.sector == r.end() && o.dio == r.dio)
+            self.queued[d].iter().position(|o| o.sector == r.end() && o.dio == r.dio && mine(o))
         } else {
-            self.queued[d].iter().position(|o| o.end() == r.sector && o.dio == r.dio)
+            self.queued[d].iter().position(|o| o.end() == r.sector && o.dio == r.dio && mine(o))
         };
         let Some(j) = other else { return };
         let (first, second) = if back { (i, j) } else { (j, i) };
@@ -916,9 +965,13 @@ impl BlockDevice {
         if self.next_rq[d] == Some(b.seq) {
             self.next_rq[d] = Some(a.seq);
         }
-        if older && self.model.scheduler == Scheduler::Deadline {
-            // deadline_merged_requests: the merged request takes the older one's place in the
-            // FIFO (noop_merged_requests leaves it where it was).
+        let a_seq = a.seq;
+        if let Some(cfq) = self.cfq.as_mut() {
+            cfq.merged(&b, a_seq);
+        }
+        if older && self.model.scheduler != Scheduler::Noop {
+            // deadline_merged_requests, cfq_merged_requests: the merged request takes the older
+            // one's place in the FIFO (noop_merged_requests leaves it where it was).
             a.fifo_time = b.fifo_time;
             let a = self.queued[d].remove(first).expect("queued");
             let at = self.queued[d].iter().position(|r| r.fifo_time > b.fifo_time).unwrap_or(self.queued[d].len());
@@ -938,6 +991,12 @@ impl BlockDevice {
                 (None, None) => return None,
             },
             Scheduler::Deadline => return self.deadline_pick(now),
+            Scheduler::Cfq => {
+                let cfq = self.cfq.as_mut().expect("CFQ's state");
+                let seq = cfq.dispatch(&self.queued, now)?;
+                let (d, i) = (0..2).find_map(|d| self.queued[d].iter().position(|r| r.seq == seq).map(|i| (d, i))).expect("queued");
+                return self.queued[d].remove(i);
+            }
         };
         self.queued[dir as usize].pop_front()
     }
@@ -1035,9 +1094,43 @@ impl BlockDevice {
         Some(done)
     }
 
-    /// Ends the request in flight (its completion time has come) and returns it.
-    pub fn complete(&mut self) -> Request {
-        self.in_flight.take().expect("a completion without a request in flight").0
+    /// Ends the request in flight (its completion time has come, `now`) and returns it.
+    pub fn complete(&mut self, now: u64) -> Request {
+        let rq = self.in_flight.take().expect("a completion without a request in flight").0;
+        if let Some(cfq) = self.cfq.as_mut() {
+            cfq.completed(&rq, now);
+        }
+        rq
+    }
+
+    /// CFQ's idle timer if it is armed at a time not handed out yet: the caller schedules an
+    /// event then (`cfq_timer_fired`).
+    pub fn cfq_timer_to_arm(&mut self) -> Option<u64> {
+        let t = self.cfq.as_ref()?.idle_timer?;
+        (self.cfq_timer_armed != Some(t)).then(|| {
+            self.cfq_timer_armed = Some(t);
+            t
+        })
+    }
+
+    /// An event for CFQ's idle timer at `now`: runs cfq_idle_slice_timer if the timer is still
+    /// armed for this time (it may have been deleted or re-armed since). Returns whether the
+    /// queue should be run.
+    pub fn cfq_timer_fired(&mut self, now: u64) -> bool {
+        match self.cfq.as_mut() {
+            Some(cfq) if cfq.idle_timer.is_some_and(|t| t <= now) => cfq.idle_timer_fired(now),
+            _ => false,
+        }
+    }
+
+    /// CFQ's counters, for a device it schedules.
+    pub fn cfq_stats(&self) -> Option<cfq_iosched::CfqStats> {
+        self.cfq.as_ref().map(|c| c.stats)
+    }
+
+    /// The device's counters, its scheduler's included.
+    pub fn disk_stats(&self) -> DiskStats {
+        DiskStats { cfq: self.cfq_stats().unwrap_or_default(), ..self.stats.clone() }
     }
 
     /// Whether a request freed now leaves pool `p` below the congestion-off mark
@@ -1070,7 +1163,7 @@ mod tests {
         assert_eq!(d.nr_queued(Dir::Write), 3);
         assert_eq!(d.stats.merges[1], 1);
         let done = d.dispatch(0, &mut 0).unwrap();
-        let rq = d.complete();
+        let rq = d.complete(0);
         assert_eq!((rq.sector, rq.nr_sectors, rq.pages.clone()), (0, 32, vec![1, 2, 3, 4]));
         // The first request starts away from the head's sector 0? No: it starts at 0, no seek.
         assert_eq!(done, 50_000 + 32 * 512 * 1_000_000_000 / 100_000_000);
@@ -1088,7 +1181,7 @@ mod tests {
         }
         let mut order = Vec::new();
         while d.dispatch(0, &mut 0).is_some() {
-            let rq = d.complete();
+            let rq = d.complete(0);
             order.push((rq.dir, rq.sector));
         }
         use Dir::*;
@@ -1106,7 +1199,7 @@ mod tests {
         // Before write_expire: the oldest first, then upward from it; 1000 waits for the next
         // batch, which starts at the FIFO head.
         while d.dispatch(1_000_000, &mut 0).is_some() {
-            order.push(d.complete().sector);
+            order.push(d.complete(0).sector);
         }
         assert_eq!(order, vec![5000, 7000, 9000, 1000]);
         // Past the deadline of the oldest request a new batch starts from it, not from the
@@ -1117,7 +1210,7 @@ mod tests {
         d.batching = FIFO_BATCH;
         d.next_rq[1] = d.queued[1].iter().find(|r| r.sector == 9000).map(|r| r.seq);
         d.dispatch(EXPIRE_NS[1] + 1, &mut 0);
-        assert_eq!(d.complete().sector, 5000);
+        assert_eq!(d.complete(0).sector, 5000);
     }
 
     #[test]
@@ -1131,7 +1224,7 @@ mod tests {
         assert_eq!(d.nr_queued(Dir::Write), 1);
         assert_eq!(d.stats.merges[1], 3);
         d.dispatch(0, &mut 0);
-        let rq = d.complete();
+        let rq = d.complete(0);
         assert_eq!((rq.sector, rq.nr_sectors, rq.pages), (0, 56, vec![1, 2, 3, 4, 5, 6, 7]));
         assert_eq!(d.stats.segments[1], 1, "physically adjacent across all three bios");
     }
@@ -1146,7 +1239,7 @@ mod tests {
         assert!(!d.below_congestion_off(Pool::Async));
         while d.nr_queued(Dir::Write) >= 13 {
             d.dispatch(0, &mut 0);
-            d.complete();
+            d.complete(0);
         }
         assert!(!d.is_congested(Pool::Async));
         assert!(d.below_congestion_off(Pool::Async));
@@ -1170,7 +1263,7 @@ mod tests {
         // The scheduler serves the writes of both pools in one sector-sorted direction.
         let mut sectors = Vec::new();
         while d.dispatch(0, &mut 0).is_some() {
-            sectors.push(d.complete().sector);
+            sectors.push(d.complete(0).sector);
         }
         assert_eq!(&sectors[..3], &[0, 500, 1000]);
         assert_eq!((d.allocated(Pool::Sync), d.allocated(Pool::Async)), (0, 0));

@@ -431,6 +431,7 @@ impl Mm {
                 let mut x = Bio::new(Dir::Write, sector, fake);
                 x.dio = io;
                 x.sync = sync;
+                x.noidle = sync;
                 if let Some(x) = bio.replace(x) {
                     self.submit_bio(dev, x);
                 }
