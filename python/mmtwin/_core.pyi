@@ -48,7 +48,10 @@ def run_iteration(
     counters and ``"congestion_waits"``/``"congestion_wait_ns"``: congestion_wait calls and the
     time they slept, [allocator slow path, direct reclaim, kswapd]; and, for flash devices,
     ``"ftl_gc_copies"``/``"ftl_gc_copied_pages"``: erase blocks the flash translation layer
-    closed with a copy, and the pages it copied; ``"buffers_pages"``: pages of the devices' own
+    closed with a copy, and the pages it copied; for devices CFQ schedules, ``"cfq_slices"``,
+    ``"cfq_preemptions"``, ``"cfq_idle_waits"``, ``"cfq_idle_expired"``: time slices begun,
+    active queues preempted by a new request, waits for a sync queue's task, and those that
+    timed out; ``"buffers_pages"``: pages of the devices' own
     page cache (file system metadata, /proc/meminfo's Buffers) when the run ended;
     ``"metadata_reads"``: metadata blocks (indirect blocks, directory blocks, the inode table
     blocks of evicted inodes looked up again) read because they were not cached,

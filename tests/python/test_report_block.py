@@ -147,6 +147,19 @@ def test_flash_translation_layer_rows_only_when_a_kernel_copied(tmp_path):
     assert not any("FTL" in r.label for r in table(report, "Block I/O (mmtwin)").rows)
 
 
+def test_cfq_rows_only_when_a_kernel_ran_cfq(tmp_path):
+    a, b = block(10, 4, 1, writes=5), block(10, 4, 1, writes=5)
+    a.update(cfq_slices=40, cfq_preemptions=3, cfq_idle_waits=7, cfq_idle_expired=2)
+    report = build_report(load_runs([folder(tmp_path / "with", {"a": [a], "b": [b]})]), "current")
+    main = table(report, "Block I/O (mmtwin)")
+    assert values(main, "CFQ slices") == [40, 0]
+    assert values(main, "CFQ preemptions") == [3, 0]
+    assert values(main, "CFQ idle waits") == [7, 0]
+    assert values(main, "CFQ idle waits expired") == [2, 0]
+    report = build_report(load_runs([folder(tmp_path / "without", {"b": [b]})]), "current")
+    assert not any("CFQ" in r.label for r in table(report, "Block I/O (mmtwin)").rows)
+
+
 def test_bad_block_entry(tmp_path):
     b = block(10, 4, 1)
     b["rq_seg_hist"] = [[1, 2], [3, 4]]

@@ -154,6 +154,10 @@ fn run_iteration<'py>(py: Python<'py>, resolved_toml: &str, iteration: u32, prog
     b.set_item("shadow_ns", t.shadow_ns)?;
     b.set_item("ftl_gc_copies", t.ftl.gc_copies)?;
     b.set_item("ftl_gc_copied_pages", t.ftl.gc_copied_pages)?;
+    b.set_item("cfq_slices", t.cfq.slices)?;
+    b.set_item("cfq_preemptions", t.cfq.preemptions)?;
+    b.set_item("cfq_idle_waits", t.cfq.idle_waits)?;
+    b.set_item("cfq_idle_expired", t.cfq.idle_expired)?;
     b.set_item("buffers_pages", t.buffers_pages)?;
     b.set_item("metadata_reads", t.metadata_reads)?;
     b.set_item("dir_reads", t.dir_reads)?;

@@ -38,6 +38,9 @@ fn main() {
                 r.disks.len(), t.requests[0], t.sectors[0] / 2 / t.requests[0].max(1), t.segments[0] as f64 / t.requests[0].max(1) as f64,
                 t.requests[1], t.sectors[1] / 2 / t.requests[1].max(1), t.merges, t.merge_refused_segments, t.seeks, t.busy_ns as f64 / 1e9,
                 t.rq_size_hist[0], t.rq_seg_hist[0]);
+            if t.ftl.gc_copies > 0 {
+                println!("  ftl: erase blocks closed by copying {} ({} pages copied); cfq {:?}", t.ftl.gc_copies, t.ftl.gc_copied_pages, t.cfq);
+            }
             if t.metadata_reads + t.i_mutex_waits > 0 {
                 println!("  metadata reads {} (directory blocks {}), i_mutex waits {} ({:.1} s waited), buffers at end {} pages",
                     t.metadata_reads, t.dir_reads, t.i_mutex_waits, t.i_mutex_wait_ns as f64 / 1e9, t.buffers_pages);

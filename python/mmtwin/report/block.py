@@ -29,7 +29,7 @@ SHAPES = {
     "rq_seg_hist": (2, 8),
 }
 #: Journal counters (absent from results written before journals were modelled: read as 0).
-OPTIONAL = ("journal_commits", "journal_blocks", "checkpoint_blocks", "ordered_data_pages", "shadow_waits", "shadow_ns", "ftl_gc_copies", "ftl_gc_copied_pages", "buffers_pages", "metadata_reads", "dir_reads", "i_mutex_waits", "i_mutex_wait_ns")
+OPTIONAL = ("journal_commits", "journal_blocks", "checkpoint_blocks", "ordered_data_pages", "shadow_waits", "shadow_ns", "ftl_gc_copies", "ftl_gc_copied_pages", "cfq_slices", "cfq_preemptions", "cfq_idle_waits", "cfq_idle_expired", "buffers_pages", "metadata_reads", "dir_reads", "i_mutex_waits", "i_mutex_wait_ns")
 #: congestion_wait calls and their sleep, by caller (absent from older results: read as zeros).
 WAIT_SITES = ("allocator", "direct reclaim", "kswapd")
 OPTIONAL_SITES = ("congestion_waits", "congestion_wait_ns")
@@ -84,6 +84,7 @@ def tables(blocks: Sequence[Block], fmt: str = "current") -> List[Tuple[str, Lis
     writes = any(b["requests"][1] > 0 for b in blocks)
     journal = any(b["journal_commits"] > 0 for b in blocks)
     ftl = any(b["ftl_gc_copies"] > 0 for b in blocks)
+    cfq = any(b["cfq_slices"] > 0 for b in blocks)
     buffers = any(b["buffers_pages"] > 0 or b["metadata_reads"] > 0 for b in blocks)
     dirs = any(b["dir_reads"] > 0 or b["i_mutex_waits"] > 0 for b in blocks)
     reads = any(b["requests"][0] > 0 for b in blocks)
@@ -145,6 +146,15 @@ def tables(blocks: Sequence[Block], fmt: str = "current") -> List[Tuple[str, Lis
             rows += [
                 count("Erase blocks copied (FTL)", b["ftl_gc_copies"]),
                 count("Pages copied (FTL)", b["ftl_gc_copied_pages"]),
+            ]
+        if cfq:
+            # The CFQ scheduler's time slices, the active queues a new request preempted, and
+            # its waits for a sync queue's task (and those that timed out).
+            rows += [
+                count("CFQ slices", b["cfq_slices"]),
+                count("CFQ preemptions", b["cfq_preemptions"]),
+                count("CFQ idle waits", b["cfq_idle_waits"]),
+                count("CFQ idle waits expired", b["cfq_idle_expired"]),
             ]
         rows += [count("Seeks", b["seeks"]), ratio("Device busy (s)", float(b["busy_ns"]) / 1e9)]
         for i, site in enumerate(WAIT_SITES):
