@@ -7,7 +7,9 @@ ext3 and xfs, where those writes are real I/O scattered into the flusher's strea
 sooner by a large factor (the USB key's flash translation layer copies an erase block for
 each write away from its two open ones: the twin's vanilla took 1.27x (ext3) and 1.54x (xfs)
 the patched time, the seed's 1.79x and 2.81x; asserted: more than 1.2x; since session 52, on
-ext3 only 1.06x, and 1.05x since session 53, an xfail, see EXT3_SINCE_SESSION_52). Until session 44,
+ext3 only 1.06x, and 1.05x since session 53, an xfail, see EXT3_SINCE_SESSION_52; since session
+54 the scenario runs CFQ, the seeds' kernels' default scheduler, and xfs's gain is 2.40x on the
+full matrix: CFQ serves kswapd's scattered writes first once they are 250 ms old). Until session 44,
 when kswapd wrote into a full request pool without sleeping for a request, 1.32x and 1.47x,
 with no direct reclaim in vanilla, where the seed's had 30% and 37% of its scanning), while ext4 (whose
 writepage refuses delalloc pages from reclaim: counted, no I/O) stays about flat; at 4608M
@@ -62,7 +64,8 @@ EXT3_SINCE_SESSION_52 = pytest.mark.xfail(
     "the pages stay dirty until a writepage finds their buffers clean, and vanilla's kswapd writes "
     "fewer of them for real (57K a run against 113K; the seed's 117K), so per-zone limits gain "
     "only 6% at 512M (EXPERIMENTS.md, session 52); 5% since session 53's sync request pool and "
-    "writers' waits for the log write",
+    "writers' waits for the log write; 1.05x still under CFQ (session 54), where the commit's "
+    "ordered data and the flusher's writes alternate by slices in both kernels",
 )
 
 
@@ -80,7 +83,19 @@ def test_512m_ext4_stays_about_flat(report):
 
 
 
-@pytest.mark.parametrize("fs", ["ext3", "ext4", "xfs"])
+EXT3_4608M_UNDER_CFQ = pytest.mark.xfail(
+    strict=True,
+    reason="since session 54 the scenario runs CFQ, 3.0's default scheduler: kjournald's ordered "
+    "data (its sync queue) and the flusher's and throttled writer's writes of the same file (the "
+    "async queue) take turns by time slices in two areas of the file, and the USB key copies an "
+    "erase block at most switches (5.0M pages copied a run at 4608M in vanilla, 3.6M with "
+    "per-zone limits, 1.6M and 1.5M under deadline); vanilla, which writes more through the "
+    "async queue (14,850 full requests against 9,109), pays more and takes 1447 s against 1150 s "
+    "(the seed: 1274 and 1318). EXPERIMENTS.md, session 54",
+)
+
+
+@pytest.mark.parametrize("fs", [pytest.param("ext3", marks=EXT3_4608M_UNDER_CFQ), "ext4", "xfs"])
 def test_at_4608m_the_gain_disappears(report, fs):
     bench = f"simple-writeback-4608M-{fs}"
     v, p = _dd_time(report, bench, VANILLA), _dd_time(report, bench, PZD)

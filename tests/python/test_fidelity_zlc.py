@@ -23,7 +23,9 @@ workers' own rates: the seed's means are 1.40-1.86 times its files per loop time
 its gain is its workers drawing further apart with the patches. Until session 51 the twin's
 finished together; since session 52, when ext3's commit writes ordered data buffer by buffer,
 they finish about 21 s apart in every kernel ("fsmark Loop (mmtwin)" table; EXPERIMENTS.md,
-sessions 43 and 52).
+sessions 43 and 52). Since session 54 the scenario runs CFQ, 3.0's default scheduler, where it
+ran deadline; the assertions and expected failures are the same (EXPERIMENTS.md, "CFQ, the
+seeds' scheduler").
 """
 
 from __future__ import annotations
