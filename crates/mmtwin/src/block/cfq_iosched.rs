@@ -1039,6 +1039,23 @@ mod tests {
     }
 
     #[test]
+    fn an_async_request_past_its_250_ms_goes_out_first_in_the_next_slice() {
+        // cfq_check_fifo: the flusher's far request X waits while nearer ones go out; once it
+        // is 250 ms old, the async queue's next slice starts with it, ahead of the nearer Z
+        // (deadline would keep sweeping until its 5 s write_expire).
+        let mut d = cfq_disk();
+        d.submit_bio(bio(Dir::Write, 500_000, 7, false), 0);
+        d.submit_bio(bio(Dir::Write, 1_000, 7, false), 0);
+        d.submit_bio(bio(Dir::Write, 2_000, 7, false), 0);
+        let (s, _) = serve(&mut d, 0).expect("a write");
+        assert_eq!(s, 1_000, "nearest ahead of the head first");
+        // 300 ms on the slice is used up; the queue's next slice checks its FIFO.
+        let (s, t) = serve(&mut d, 300_000_000).expect("a write");
+        assert_eq!(s, 500_000, "the expired request first");
+        assert_eq!(serve(&mut d, t).expect("a write").0, 2_000);
+    }
+
+    #[test]
     fn sync_bios_merge_only_into_their_own_tasks_requests_and_async_bios_into_any() {
         let mut d = cfq_disk();
         d.submit_bio(bio(Dir::Write, 0, 1, true), 0);
