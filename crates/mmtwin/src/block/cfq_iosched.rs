@@ -155,6 +155,11 @@ impl CfqQueue {
         }
     }
 
+    /// The service tree it is on, or would join (cfqq->service_tree, else cfqq_type).
+    fn service_tree(&self) -> Workload {
+        self.tree.unwrap_or(self.workload())
+    }
+
     /// CFQQ_SEEKY: more than 4 of the last 32 requests were seeks.
     fn seeky(&self) -> bool {
         self.seek_history.count_ones() > 32 / 8
@@ -196,7 +201,6 @@ pub struct Cfq {
     order: u64,
     busy_queues: u64,
     busy_sync_queues: u64,
-    rq_in_driver: u64,
     rq_in_flight: [u64; 2],
     rq_queued: u64,
     active: Option<usize>,
@@ -227,7 +231,6 @@ impl Default for Cfq {
             order: 0,
             busy_queues: 0,
             busy_sync_queues: 0,
-            rq_in_driver: 0,
             rq_in_flight: [0; 2],
             rq_queued: 0,
             active: None,
@@ -552,7 +555,7 @@ impl Cfq {
         if q.idle_window {
             return true;
         }
-        let t = q.tree.unwrap_or(q.workload()) as usize;
+        let t = q.service_tree() as usize;
         self.tree_count[t] == 1 && q.sync && !self.tree_ttime[t].big(SLICE_IDLE_NS)
     }
 
@@ -676,7 +679,7 @@ impl Cfq {
         let q = &mut self.queues[i];
         if q.sync {
             q.ttime.update(now, SLICE_IDLE_NS);
-            let t = q.tree.unwrap_or(q.workload()) as usize;
+            let t = q.service_tree() as usize;
             self.tree_ttime[t].update(now, SLICE_IDLE_NS);
         }
         let q = &mut self.queues[i];
@@ -719,7 +722,7 @@ impl Cfq {
         if self.slice_used(a, now) {
             return true;
         }
-        let new_tree = self.queues[i].tree.unwrap_or(self.queues[i].workload());
+        let new_tree = self.queues[i].service_tree();
         if self.serving_type == Workload::SyncNoidle
             && self.queues[i].workload() == Workload::SyncNoidle
             && self.tree_count[new_tree as usize] == 2
@@ -770,16 +773,11 @@ impl Cfq {
         if self.busy_queues == 0 {
             return None;
         }
-        let mut i = self.select_queue(now)?;
-        // A queue whose requests all merged into another queue's has nothing to send.
-        for _ in 0..self.queues.len() {
-            if self.queues[i].queued > 0 {
-                break;
-            }
-            self.slice_expired(false, now);
-            i = self.new_queue(now)?;
-        }
-        if self.queues[i].queued == 0 || !self.may_dispatch(i, now) {
+        let i = self.select_queue(now)?;
+        // Requests leave a queue only by dispatch or by merging into another of the same
+        // queue, and an empty queue leaves its tree when it expires: the one chosen has some.
+        debug_assert!(self.queues[i].queued > 0, "CFQ chose an empty queue");
+        if !self.may_dispatch(i, now) {
             return None;
         }
         let seq = match self.check_fifo(i, now, &view) {
@@ -794,7 +792,6 @@ impl Cfq {
         self.rq_queued -= 1;
         self.group_dispatched += 1;
         self.rq_in_flight[usize::from(self.queues[i].sync)] += 1;
-        self.rq_in_driver += 1;
         self.last_position = rq.end();
         self.active_cic = true;
         let q = &mut self.queues[i];
@@ -846,7 +843,6 @@ impl Cfq {
     /// first completion; a used-up queue expires; an empty sync queue may idle.
     pub fn completed(&mut self, rq: &Request, now: u64) {
         let i = self.index(rq.cfqq);
-        self.rq_in_driver -= 1;
         self.queues[i].dispatched -= 1;
         self.group_dispatched -= 1;
         self.rq_in_flight[usize::from(self.queues[i].sync)] -= 1;
@@ -854,7 +850,7 @@ impl Cfq {
         if sync {
             let q = &mut self.queues[i];
             q.ttime.last_end_request = now;
-            let t = q.tree.unwrap_or(q.workload()) as usize;
+            let t = q.service_tree() as usize;
             self.tree_ttime[t].last_end_request = now;
             // The request waited at least its sync FIFO time since it was queued.
             if now >= rq.fifo_time {
