@@ -249,6 +249,10 @@ fn a_3x_zone_with_almost_no_page_cache_has_only_its_anon_lists_scanned() {
             }
         }
         let lv = mm.page_lruvec(mm.find_get_page(f, 0).unwrap());
+        // The pages just added count as recently scanned (and the anon ones, added active,
+        // as rotated); start the history afresh so that the reclaim's own scans show.
+        mm.lruvecs[lv].reclaim_stat.recent_scanned = [0, 0];
+        mm.lruvecs[lv].reclaim_stat.recent_rotated = [0, 0];
         let before = mm.lruvecs[lv].reclaim_stat.recent_scanned;
         reclaim_at(&mut mm, zid, 1);
         let after = mm.lruvecs[lv].reclaim_stat.recent_scanned;
@@ -256,4 +260,26 @@ fn a_3x_zone_with_almost_no_page_cache_has_only_its_anon_lists_scanned() {
         assert!(anon > 0, "starved {starved}: anon scanned {anon}");
         assert_eq!(file == 0, starved, "starved {starved}: file scanned {file}");
     }
+}
+
+#[test]
+fn a_3x_page_added_to_the_lru_counts_as_recently_scanned_and_an_activation_as_rotated() {
+    // ____pagevec_lru_add_fn and __activate_page call update_page_reclaim_stat (2.6.28-5.8).
+    let mut mm = boot("64M");
+    let vma = populate(&mut mm, 1);
+    let Pte::Present(anon) = mm.anon_vmas[vma as usize].ptes[0] else { panic!("page 0 not present") };
+    let lv = mm.page_lruvec(anon);
+    let rs = mm.lruvecs[lv].reclaim_stat;
+    assert_eq!((rs.recent_scanned[0], rs.recent_rotated[0]), (1, 1), "a new anon page starts active: scanned and rotated");
+    let f = mm.new_mapping(1);
+    let p = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE, 0, 0).unwrap();
+    assert!(mm.add_to_page_cache_lru(p, f, 0, Gfp::GFP_KERNEL, 0));
+    let rs = mm.lruvecs[mm.page_lruvec(p)].reclaim_stat;
+    assert_eq!((rs.recent_scanned[1], rs.recent_rotated[1]), (1, 0), "a page cache page starts inactive: scanned only");
+    // Two accesses activate it: one rotation more.
+    mm.mark_page_accessed(p);
+    mm.mark_page_accessed(p);
+    assert_ne!(mm.pages[p as usize].flags & PG_ACTIVE, 0);
+    let rs = mm.lruvecs[mm.page_lruvec(p)].reclaim_stat;
+    assert_eq!((rs.recent_scanned[1], rs.recent_rotated[1]), (2, 1), "an activation is a rotation");
 }

@@ -6,9 +6,10 @@
 
 use super::mm_types::*;
 use super::mmzone::{LruList, Lruvec};
+use super::vmscan::lru_type;
 use super::page_alloc::Mm;
 use super::policy::LruOwner;
-use super::vmstat::VmStat;
+use super::vmstat::{Era, VmStat};
 use super::Pfn;
 
 impl Mm {
@@ -59,7 +60,10 @@ impl Mm {
 
     /// Adds a newly allocated page to the LRU (lru_cache_add). `active` is where it starts: 3.x
     /// puts new anonymous pages on the active list (lru_cache_add_lru(page, LRU_ACTIVE_ANON)),
-    /// file pages start inactive.
+    /// file pages start inactive. In 3.x the addition also counts in the zone's reclaim
+    /// statistics (____pagevec_lru_add_fn's update_page_reclaim_stat, 2.6.28 to 5.8): a page
+    /// added is a page recently scanned, and one added active is also a page recently
+    /// rotated, so that get_scan_count weighs a list by how much of what enters it stays in use.
     pub fn lru_cache_add(&mut self, pfn: Pfn, active: bool) {
         if active {
             self.pages[pfn as usize].flags |= PG_ACTIVE;
@@ -67,6 +71,23 @@ impl Mm {
             self.pages[pfn as usize].flags &= !PG_ACTIVE;
         }
         self.add_page_to_lru_list(pfn);
+        self.update_page_reclaim_stat(pfn, active);
+    }
+
+    /// update_page_reclaim_stat (3.x): one more page recently scanned on the page's LRU type,
+    /// and recently rotated if `rotated`. 6.x has no such statistics (5.9 replaced them by
+    /// the lists' reclaim costs): nothing is counted.
+    fn update_page_reclaim_stat(&mut self, pfn: Pfn, rotated: bool) {
+        if self.era != Era::Linux3 {
+            return;
+        }
+        let t = lru_type(self.pages[pfn as usize].flags);
+        let lv = self.page_lruvec(pfn);
+        let rs = &mut self.lruvecs[lv].reclaim_stat;
+        rs.recent_scanned[t] += 1;
+        if rotated {
+            rs.recent_rotated[t] += 1;
+        }
     }
 
     /// Moves an inactive LRU page to its active list (activate_page), counting pgactivate.
@@ -79,6 +100,8 @@ impl Mm {
         self.pages[pfn as usize].flags |= PG_ACTIVE;
         self.add_page_to_lru_list(pfn);
         self.events.count(VmStat::Pgactivate, 1);
+        // __activate_page: a rotation.
+        self.update_page_reclaim_stat(pfn, true);
     }
 
     /// Records a read or write of a page through a syscall (mark_page_accessed): the first

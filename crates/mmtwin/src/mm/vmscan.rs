@@ -154,7 +154,7 @@ pub const RECLAIM_SWAP: u32 = 4;
 
 /// The LRU type index of a page: 0 anon, 1 file (page_is_file_cache).
 #[inline(always)]
-fn lru_type(flags: u32) -> usize {
+pub(crate) fn lru_type(flags: u32) -> usize {
     usize::from(flags & PG_SWAPBACKED == 0)
 }
 
