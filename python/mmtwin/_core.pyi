@@ -59,7 +59,11 @@ def run_iteration(
     ``"i_mutex_waits"``/``"i_mutex_wait_ns"``: times a create found its directory's i_mutex
     held and slept, and the time spent waiting for it; ``"shadow_waits"``/``"shadow_ns"``:
     times a task found a metadata buffer it needed shadowed by the commit's log write and
-    slept, and the time the commits' log writes kept buffers shadowed.
+    slept, and the time the commits' log writes kept buffers shadowed;
+    ``"wait_ns"``/``"wait_count"``: time blocked and number of waits, [benchmark tasks, kswapd,
+    flushers, journal threads][free requests, pages (lock or writeback), journals (a commit
+    asked for, a buffer shadowed by the log write)], waits still going on at the end not
+    counted.
     """
 
 def boot_dump(resolved_toml: str) -> dict[str, str]:

@@ -160,6 +160,26 @@ def test_cfq_rows_only_when_a_kernel_ran_cfq(tmp_path):
     assert not any("CFQ" in r.label for r in table(report, "Block I/O (mmtwin)").rows)
 
 
+def test_wait_rows_for_whoever_waited_and_for_what(tmp_path):
+    a, b = block(10, 4, 1, writes=5), block(10, 4, 1, writes=5)
+    # [benchmark, kswapd, flusher, journal] x [requests, pages, journal]
+    a["wait_ns"] = [[0, 0, 0], [4_900_000_000, 0, 0], [0, 0, 0], [0, 0, 0]]
+    a["wait_count"] = [[0, 0, 0], [1, 0, 0], [0, 0, 0], [0, 0, 0]]
+    b["wait_ns"] = [[0, 2_500_000_000, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0]]
+    b["wait_count"] = [[0, 3, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0]]
+    report = build_report(load_runs([folder(tmp_path, {"a": [a], "b": [b]})]), "current")
+    main = table(report, "Block I/O (mmtwin)")
+    assert values(main, "Wait for requests (s), kswapd") == [4.9, 0.0]
+    assert values(main, "Wait for pages (s), benchmark") == [0.0, 2.5]
+    assert not any(r.label.startswith("Wait for journal") or "flusher" in r.label for r in main.rows)
+    # Results written before the waits were counted have no such rows.
+    report = build_report(load_runs([folder(tmp_path / "old", {"c": [block(10, 4, 1)]})]), "current")
+    assert not any(r.label.startswith("Wait for") for r in table(report, "Block I/O (mmtwin)").rows)
+    b["wait_ns"] = [[0, 1]]
+    with pytest.raises(ReportError, match=r"'wait_ns' must be a 4x3 list of numbers"):
+        load_runs([folder(tmp_path / "bad", {"b": [b]})])
+
+
 def test_bad_block_entry(tmp_path):
     b = block(10, 4, 1)
     b["rq_seg_hist"] = [[1, 2], [3, 4]]

@@ -167,6 +167,8 @@ fn run_iteration<'py>(py: Python<'py>, resolved_toml: &str, iteration: u32, prog
     b.set_item("rq_seg_hist", t.rq_seg_hist.iter().map(|h| h.to_vec()).collect::<Vec<_>>())?;
     b.set_item("congestion_waits", r.congestion_waits.to_vec())?;
     b.set_item("congestion_wait_ns", r.congestion_wait_ns.to_vec())?;
+    b.set_item("wait_ns", r.waits.ns.iter().map(|w| w.to_vec()).collect::<Vec<_>>())?;
+    b.set_item("wait_count", r.waits.count.iter().map(|w| w.to_vec()).collect::<Vec<_>>())?;
     d.set_item("block", b)?;
     Ok(d)
 }

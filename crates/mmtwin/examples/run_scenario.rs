@@ -53,6 +53,13 @@ fn main() {
                     None => summary.push((key, vec![m.value])),
                 }
             }
+            for (w, who) in mmtwin::sim::WAITERS.iter().enumerate() {
+                let line: Vec<String> = mmtwin::sim::WAIT_KINDS.iter().enumerate().filter(|&(k, _)| r.waits.count[w][k] > 0)
+                    .map(|(k, what)| format!("{what} {:.1} s ({})", r.waits.ns[w][k] as f64 / 1e9, r.waits.count[w][k])).collect();
+                if !line.is_empty() {
+                    println!("  {who} waited for {}", line.join(", "));
+                }
+            }
             println!("  congestion_waits by site {:?} sleeping {:?} s", r.congestion_waits,
                 r.congestion_wait_ns.iter().map(|n| (*n as f64 / 1e9 * 10.0).round() / 10.0).collect::<Vec<_>>());
             if diag {

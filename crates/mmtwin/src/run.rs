@@ -38,6 +38,9 @@ pub struct IterationResult {
     /// congestion_wait calls and their sleep in ns, by `CongestionSite`.
     pub congestion_waits: [u64; 3],
     pub congestion_wait_ns: [u64; 3],
+    /// Time the benchmark's tasks, kswapd, the flushers and the journal threads spent blocked
+    /// for requests, pages and journals (`crate::sim::WaitStats`).
+    pub waits: crate::sim::WaitStats,
     /// Per-cpu list and page placement figures (`PcpDiag`).
     pub pcp_diag: crate::mm::page_alloc::PcpDiag,
     /// At the end of the run: pageblocks by migratetype, and file LRU pages by the migratetype
@@ -102,6 +105,7 @@ pub fn run_iteration(cfg: &RunConfig, iteration: u32, progress: &mut dyn FnMut(f
         disks: sim.mm.bdevs.iter().map(|d| (d.name.clone(), d.disk_stats())).collect(),
         congestion_waits: sim.mm.congestion_waits,
         congestion_wait_ns: sim.mm.congestion_wait_ns,
+        waits: sim.waits,
         pcp_diag: sim.mm.pcp_diag.clone(),
         blocks_by_type: sim.mm.blocks_by_type(),
         file_lru_by_block: sim.mm.file_lru_by_block(),

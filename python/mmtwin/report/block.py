@@ -33,6 +33,10 @@ OPTIONAL = ("journal_commits", "journal_blocks", "checkpoint_blocks", "ordered_d
 #: congestion_wait calls and their sleep, by caller (absent from older results: read as zeros).
 WAIT_SITES = ("allocator", "direct reclaim", "kswapd")
 OPTIONAL_SITES = ("congestion_waits", "congestion_wait_ns")
+#: Time tasks spent blocked, [who][for what] (absent from older results: read as zeros).
+WAITERS = ("benchmark", "kswapd", "flusher", "journal")
+WAIT_KINDS = ("requests", "pages", "journal")
+OPTIONAL_WAITS = ("wait_ns", "wait_count")
 SIZE_LABELS = ("<=4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", ">512K")
 SEG_LABELS = ("1", "2-3", "4-7", "8-15", "16-31", "32-63", "64-127", ">=128")
 TITLE = "Block I/O (mmtwin)"
@@ -64,11 +68,13 @@ def parse(b: Any) -> Block:
         out[k] = np.asarray(v, dtype=float)
     for k in OPTIONAL_SITES:
         out[k] = _array(b, k, (len(WAIT_SITES),), [0] * len(WAIT_SITES))
+    for k in OPTIONAL_WAITS:
+        out[k] = _array(b, k, (len(WAITERS), len(WAIT_KINDS)), [[0] * len(WAIT_KINDS)] * len(WAITERS))
     return out
 
 
 def mean(blocks: Sequence[Block]) -> Block:
-    return {k: np.mean([b[k] for b in blocks], axis=0) for k in (*SHAPES, *OPTIONAL, *OPTIONAL_SITES)}
+    return {k: np.mean([b[k] for b in blocks], axis=0) for k in (*SHAPES, *OPTIONAL, *OPTIONAL_SITES, *OPTIONAL_WAITS)}
 
 
 def has_io(b: Optional[Block]) -> bool:
@@ -89,6 +95,7 @@ def tables(blocks: Sequence[Block], fmt: str = "current") -> List[Tuple[str, Lis
     dirs = any(b["dir_reads"] > 0 or b["i_mutex_waits"] > 0 for b in blocks)
     reads = any(b["requests"][0] > 0 for b in blocks)
     waits = [any(b["congestion_waits"][i] > 0 for b in blocks) for i in range(len(WAIT_SITES))]
+    blocked = [(w, k) for w in range(len(WAITERS)) for k in range(len(WAIT_KINDS)) if any(b["wait_count"][w][k] > 0 for b in blocks)]
 
     def kernel(b: Block) -> List[List[VmstatRow]]:
         req = b["requests"]
@@ -163,6 +170,9 @@ def tables(blocks: Sequence[Block], fmt: str = "current") -> List[Tuple[str, Lis
                     count(f"Congestion waits, {site}", b["congestion_waits"][i]),
                     ratio(f"Congestion wait (s), {site}", float(b["congestion_wait_ns"][i]) / 1e9),
                 ]
+        # Time blocked waiting for free requests, for pages (their lock or writeback) and for
+        # journals, by who waited.
+        rows += [ratio(f"Wait for {WAIT_KINDS[k]} (s), {WAITERS[w]}", float(b["wait_ns"][w][k]) / 1e9) for w, k in blocked]
         return [rows, hist(b["rq_size_hist"][0], SIZE_LABELS), hist(b["rq_seg_hist"][0], SEG_LABELS)]
 
     per_kernel = [kernel(b) for b in blocks]

@@ -404,6 +404,10 @@ impl Task for Flusher {
         false
     }
 
+    fn waiter(&self) -> Option<crate::sim::Waiter> {
+        Some(crate::sim::Waiter::Flusher)
+    }
+
     /// One inode's chunk of a writeback work per step (wb_writeback / writeback_sb_inodes).
     fn step(&mut self, cx: &mut TaskCx) -> Step {
         let mm = &mut *cx.mm;

@@ -646,6 +646,10 @@ impl Task for Kjournald {
         false
     }
 
+    fn waiter(&self) -> Option<crate::sim::Waiter> {
+        Some(crate::sim::Waiter::Journal)
+    }
+
     fn step(&mut self, cx: &mut TaskCx) -> Step {
         let mm = &mut *cx.mm;
         let now = cx.now;

@@ -98,6 +98,40 @@ pub trait Task {
     fn is_workload(&self) -> bool {
         true
     }
+    /// Which row of the wait accounting (`WaitStats`) the task's waits count in, if it is
+    /// not a workload task (those are `Waiter::Benchmark`) or kswapd (known to the engine).
+    fn waiter(&self) -> Option<Waiter> {
+        None
+    }
+}
+
+/// Whose waits `WaitStats` counts: the benchmark's tasks, kswapd, the flusher threads and the
+/// journal threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Waiter {
+    Benchmark,
+    Kswapd,
+    Flusher,
+    Journal,
+}
+
+/// Their names, in `Waiter` order.
+pub const WAITERS: [&str; 4] = ["benchmark", "kswapd", "flusher", "journal"];
+
+/// What `WaitStats` counts a wait as, by the wait queue: a block device's free requests
+/// (get_request_wait), a page (its lock or its writeback: lock_page, wait_on_page_writeback),
+/// or a journal (a commit the task asked for, or a buffer the commit is writing to the log,
+/// BJ_Shadow). Other waits are not counted here: a thread's idle sleep, direct I/O
+/// completions, and congestion_wait and a directory's i_mutex (both counted apart).
+pub const WAIT_KINDS: [&str; 3] = ["requests", "pages", "journal"];
+
+/// Time tasks spent blocked, by who waited and for what (mmtwin's own "why" figures): ns and
+/// number of waits, indexed [`Waiter`][`WAIT_KINDS`]. A wait still going on when the run ends
+/// is not counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WaitStats {
+    pub ns: [[u64; 3]; 4],
+    pub count: [[u64; 3]; 4],
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -136,11 +170,13 @@ struct TaskSlot {
     /// What the last step ended with (blocking, a timed wait, exit), carried out once the
     /// sleep that step owed from inside the kernel is over.
     deferred: Option<After>,
+    /// Blocked on a wait `WaitStats` counts: (who, what, since when).
+    waiting: Option<(Waiter, usize, SimTime)>,
 }
 
 impl TaskSlot {
     fn new(task: Box<dyn Task>, cpu: usize, state: TaskState, after: After) -> TaskSlot {
-        TaskSlot { task, cpu, state, after, gen: 0, timed_out: false, step_started: 0, slice_start: 0, queued_at: 0, vruntime: 0, ran_on: cpu, new: true, congestion: None, deferred: None }
+        TaskSlot { task, cpu, state, after, gen: 0, timed_out: false, step_started: 0, slice_start: 0, queued_at: 0, vruntime: 0, ran_on: cpu, new: true, congestion: None, deferred: None, waiting: None }
     }
 }
 
@@ -224,6 +260,8 @@ pub struct Sim {
     /// At each sample, the per-node counts of `Mm::node_timeline_snapshot`.
     pub node_samples: Vec<Vec<i64>>,
     pub times: CpuTimes,
+    /// Time tasks spent blocked, by who and for what.
+    pub waits: WaitStats,
     /// /proc dumps taken at the times asked for.
     pub dumps: Vec<ProcDump>,
     /// Events processed (for speed figures).
@@ -284,6 +322,7 @@ impl Sim {
             samples: Vec::new(),
             node_samples: Vec::new(),
             times: CpuTimes::default(),
+            waits: WaitStats::default(),
             dumps: Vec::new(),
             events_processed: 0,
             check_invariants: cfg!(any(debug_assertions, feature = "checkers")),
@@ -459,6 +498,34 @@ impl Sim {
     }
 
     /// What a wait queue belongs to, for messages.
+    /// Task `tid` has just blocked on `wq`: remembers it if `WaitStats` counts such a wait.
+    fn note_wait(&mut self, tid: TaskId, wq: WaitQueueId) {
+        let who = if self.tasks[tid].task.is_workload() {
+            Some(Waiter::Benchmark)
+        } else if self.kswapd_node(tid).is_some() {
+            Some(Waiter::Kswapd)
+        } else {
+            self.tasks[tid].task.waiter()
+        };
+        let Some(who) = who else { return };
+        if let Some(kind) = self.wait_kind(wq, who) {
+            self.tasks[tid].waiting = Some((who, kind, self.now));
+        }
+    }
+
+    /// The `WAIT_KINDS` index of a wait on `wq` by `who`, if it is counted. A journal thread's
+    /// sleep on its own wait queue is its idle time and its wait for its log writes: not counted.
+    fn wait_kind(&self, wq: WaitQueueId, who: Waiter) -> Option<usize> {
+        if wq < crate::mm::filemap::NR_PAGE_WAITQUEUES {
+            return Some(1);
+        }
+        if self.mm.bdevs.iter().any(|d| d.rq_wait.contains(&wq)) {
+            return Some(0);
+        }
+        let journal = self.mm.journals.iter().any(|j| wq == j.shadow_wait || (wq == j.wait && who != Waiter::Journal));
+        journal.then_some(2)
+    }
+
     fn wait_queue_name(&self, wq: WaitQueueId) -> String {
         if wq < crate::mm::filemap::NR_PAGE_WAITQUEUES {
             return format!("a page's wait queue ({wq})");
@@ -527,6 +594,10 @@ impl Sim {
         }
         slot.timed_out = timed_out;
         slot.state = TaskState::Runnable;
+        if let Some((who, kind, since)) = slot.waiting.take() {
+            self.waits.ns[who as usize][kind] += self.now - since;
+            self.waits.count[who as usize][kind] += 1;
+        }
         if let Some((site, start)) = slot.congestion.take() {
             self.mm.congestion_wait_ns[site as usize] += self.now - start;
         }
@@ -807,6 +878,7 @@ impl Sim {
                 slot.state = TaskState::Blocked;
                 slot.gen += 1;
                 self.wait_queues[wq].push_back((tid, slot.gen));
+                self.note_wait(tid, wq);
             }
             After::WaitTimeoutExact(wq, ns) => {
                 // Not kswapd's idle sleep: wakeup_kswapd finds nobody on kswapd_wait.
@@ -818,6 +890,7 @@ impl Sim {
                 }
                 self.wait_queues[wq].push_back((tid, slot.gen));
                 self.queue.push(self.now + ns, Event::Timeout(tid, slot.gen));
+                self.note_wait(tid, wq);
             }
             After::WaitTimeout(wq, _) if self.is_kswapd_nap(tid, wq) && self.kswapd_asked_again(tid) => {
                 self.kswapd_stays_awake(tid, cpu);
@@ -829,6 +902,7 @@ impl Sim {
                 slot.gen += 1;
                 self.wait_queues[wq].push_back((tid, slot.gen));
                 self.queue.push(at, Event::Timeout(tid, slot.gen));
+                self.note_wait(tid, wq);
                 if self.is_kswapd_nap(tid, wq) {
                     self.kswapd_sleeps(tid);
                 }
@@ -987,6 +1061,11 @@ mod tests {
         let resumed: Vec<_> = l.iter().filter(|e| e.0 != "waker").skip(2).copied().collect();
         // (The waker's CPU is the flusher's, which runs first at boot: it starts at 1 µs.)
         assert_eq!(resumed, vec![("first", 1_001_000), ("second", 2_001_000)], "{l:?}");
+        // The wait accounting: two waits for requests by the benchmark's tasks, from the ends
+        // of their first steps (1 µs and 2 µs) to their wakeups.
+        assert_eq!(s.waits.count[Waiter::Benchmark as usize], [2, 0, 0]);
+        assert_eq!(s.waits.ns[Waiter::Benchmark as usize][0], (1_001_000 - 1_000) + (2_001_000 - 2_000));
+        assert_eq!(s.waits.count[Waiter::Kswapd as usize], [0, 0, 0]);
     }
 
     /// Calls congestion_wait(HZ/50) in its first step, logs when it runs again, exits.
