@@ -1023,3 +1023,30 @@ fn from_5_16_an_unused_inode_with_page_cache_stays_off_the_inode_lru_until_its_l
     }
     assert_eq!(old.events.get(VmStat::Pginodesteal), 12);
 }
+
+#[test]
+fn pages_invalidation_cannot_free_are_deactivated_from_2_6_39_and_left_alone_before() {
+    // invalidate_mapping_pages → deactivate_page (lru_deactivate_fn, 2.6.39): a dirty page
+    // and one under writeback go to the head of the inactive list with PG_reclaim; a clean
+    // one is freed. 2.6.32 leaves the pages it cannot free as they are.
+    for (profile, deactivates) in [("linux-3.0", true), ("linux-2.6.32", false)] {
+        let mut mm = boot(profile, 1, 1, "64M", "");
+        let (ino, pfns) = cache_pages(&mut mm, 3, 0);
+        let mapping = mm.inode(ino).mapping;
+        mm.mark_page_accessed(pfns[0]);
+        mm.mark_page_accessed(pfns[0]);
+        assert_ne!(mm.pages[pfns[0] as usize].flags & PG_ACTIVE, 0);
+        mm.pages[pfns[0] as usize].flags |= PG_DIRTY;
+        mm.pages[pfns[1] as usize].flags |= PG_WRITEBACK;
+        let deactivated = mm.events.get(VmStat::Pgdeactivate);
+        assert_eq!(mm.invalidate_mapping_pages(mapping, 0), 1, "{profile}: the clean page is freed");
+        for &p in &pfns[..2] {
+            let f = mm.pages[p as usize].flags;
+            assert_eq!(f & PG_RECLAIM != 0, deactivates, "{profile}: PG_reclaim");
+            assert_eq!(f & PG_LRU != 0, true, "{profile}: still on an LRU list");
+        }
+        let f0 = mm.pages[pfns[0] as usize].flags;
+        assert_eq!(f0 & PG_ACTIVE == 0, deactivates, "{profile}: the active dirty page goes inactive");
+        assert_eq!(mm.events.get(VmStat::Pgdeactivate) - deactivated, u64::from(deactivates), "{profile}: pgdeactivate");
+    }
+}

@@ -94,6 +94,7 @@ pub struct PolicyOverrides {
     pub writeout_fraction: Option<WriteoutFraction>,
     pub kswapd_sleep: Option<KswapdSleep>,
     pub merge_tail_heuristic: Option<bool>,
+    pub deactivate_invalidated: Option<bool>,
 }
 
 impl PolicyOverrides {
@@ -105,7 +106,7 @@ impl PolicyOverrides {
         }
         set!(watermark_setup, watermark_check, fallback, pcp, cold_refill, zonelist, atomic_reserve,
              zonelist_cache, lru_owner, page_count_basis, reclaim_writeback, dirty_placement, reclaim_wait,
-             reclaim_drain, readahead_gfp, scan_batch, lowmem_reserve, blk_plug, request_alloc, shrinker, inode_lru, slab_high_order, dirty_ratelimit, balance_dirty_pages, writeback_chunk, vmstat_threshold, writeout_fraction, kswapd_sleep, merge_tail_heuristic);
+             reclaim_drain, readahead_gfp, scan_batch, lowmem_reserve, blk_plug, request_alloc, shrinker, inode_lru, slab_high_order, dirty_ratelimit, balance_dirty_pages, writeback_chunk, vmstat_threshold, writeout_fraction, kswapd_sleep, merge_tail_heuristic, deactivate_invalidated);
         p
     }
 }

@@ -276,8 +276,8 @@ impl Mm {
     }
 
     /// invalidate_mapping_pages: frees the clean, unmapped, unlocked pages of a file not under
-    /// writeback; returns how many. Pages it cannot free are deactivated (dirty or writeback
-    /// ones get PG_reclaim).
+    /// writeback; returns how many. Since 2.6.39 the unlocked pages it cannot free are
+    /// deactivated (`Mm::deactivate_page`; policy `deactivate_invalidated`).
     pub fn invalidate_mapping_pages(&mut self, mapping: u32, cpu: usize) -> u64 {
         let pages = self.mapping_pages(mapping);
         let mut freed = 0;
@@ -287,15 +287,15 @@ impl Mm {
             }
             self.cost_ns += self.costs.page_cache_op_ns;
             let f = self.pages[pfn as usize].flags;
-            if f & (PG_LOCKED | PG_MAPPED) != 0 {
-                continue;
+            if f & PG_LOCKED != 0 {
+                continue; // trylock_page failed: passed over
             }
-            if f & (PG_DIRTY | PG_WRITEBACK) != 0 {
-                self.pages[pfn as usize].flags |= PG_RECLAIM;
-                continue;
-            }
-            // invalidate_complete_page: a buffer the journal holds is not released.
-            if f & PG_PRIVATE != 0 && self.bdev_page_pinned(pfn) {
+            // invalidate_inode_page refuses a dirty, writeback or mapped page, and
+            // invalidate_complete_page one whose buffers the journal holds.
+            if f & (PG_MAPPED | PG_DIRTY | PG_WRITEBACK) != 0 || (f & PG_PRIVATE != 0 && self.bdev_page_pinned(pfn)) {
+                if self.policy.deactivate_invalidated {
+                    self.deactivate_page(pfn);
+                }
                 continue;
             }
             if f & PG_LRU != 0 {

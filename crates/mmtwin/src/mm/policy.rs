@@ -502,6 +502,11 @@ pub struct MmPolicy {
     /// buddy_merge_likely (both eras): free a block to the list tail when its parent's buddy is
     /// free, so it stays free long enough to merge.
     pub merge_tail_heuristic: bool,
+    /// deactivate_page (2.6.39+, 3.x lru_deactivate_fn; 6.x deactivate_file_folio): a page
+    /// invalidate_mapping_pages could not free (dirty, under writeback, buffers held) goes to
+    /// its inactive list, at the tail if clean, else at the head with PG_reclaim. Before
+    /// 2.6.39 such a page is left where it is.
+    pub deactivate_invalidated: bool,
 }
 
 impl MmPolicy {
@@ -537,6 +542,7 @@ impl MmPolicy {
         writeout_fraction: WriteoutFraction::Proportions,
         kswapd_sleep: KswapdSleep::Nap,
         merge_tail_heuristic: true,
+        deactivate_invalidated: true,
     };
 
     /// Linux 2.6.32 (December 2009, the pcp-cold-pfn-order seed's kernel): the 3.0 mechanisms
@@ -544,8 +550,9 @@ impl MmPolicy {
     /// instead of wait_iff_congested, no pcp drain after order-0 direct reclaim, readahead
     /// without __GFP_NORETRY, no buddy tail-merge heuristic (6dda9d55bf54, 2.6.35), scan
     /// shares saved up to a batch (nr_saved_scan, until 2.6.39), queue plugging (per-task
-    /// plugs came in 2.6.39), fixed vmstat thresholds (2.6.36–37 added kswapd's), and a kswapd
-    /// that sleeps at once when its node is balanced (the nap came in 2.6.33). It includes
+    /// plugs came in 2.6.39), fixed vmstat thresholds (2.6.36–37 added kswapd's), a kswapd
+    /// that sleeps at once when its node is balanced (the nap came in 2.6.33), and no
+    /// deactivation of the pages invalidate_mapping_pages leaves (2.6.39). It includes
     /// e084b2d95e48 (2.6.31), so cold refills keep PFN order.
     pub const LINUX_2_6_32: MmPolicy = MmPolicy {
         reclaim_wait: ReclaimWait::CongestionWait,
@@ -556,6 +563,7 @@ impl MmPolicy {
         vmstat_threshold: VmstatThreshold::Fixed,
         kswapd_sleep: KswapdSleep::AtOnce,
         merge_tail_heuristic: false,
+        deactivate_invalidated: false,
         ..MmPolicy::LINUX_3_0
     };
 
@@ -590,6 +598,7 @@ impl MmPolicy {
         writeout_fraction: WriteoutFraction::FlexProportions,
         kswapd_sleep: KswapdSleep::Nap,
         merge_tail_heuristic: true,
+        deactivate_invalidated: true,
     };
 
     /// Linux 6.1 (Debian 12's kernel, the oracle's): 6.x with what 6.2–6.12 changed that this

@@ -104,6 +104,36 @@ impl Mm {
         self.update_page_reclaim_stat(pfn, true);
     }
 
+    /// deactivate_page / lru_deactivate_fn (2.6.39+; 6.x deactivate_file_folio): a page
+    /// invalidate_mapping_pages could not free moves to its inactive list, its referenced bit
+    /// cleared. A clean one goes to the tail, to be reclaimed next (pgrotated); a dirty one or
+    /// one under writeback to the head with PG_reclaim, so that the end of its writeback
+    /// rotates it to the tail. Mapped pages, pages off the LRU and unevictable ones are left
+    /// alone. Counts pgdeactivate for an active page and, in 3.x, a page recently scanned.
+    pub fn deactivate_page(&mut self, pfn: Pfn) {
+        let f = self.pages[pfn as usize].flags;
+        if f & PG_LRU == 0 || f & (PG_UNEVICTABLE | PG_MAPPED) != 0 {
+            return;
+        }
+        self.del_page_from_lru_list(pfn);
+        self.pages[pfn as usize].flags &= !(PG_ACTIVE | PG_REFERENCED);
+        if f & (PG_WRITEBACK | PG_DIRTY) != 0 {
+            self.add_page_to_lru_list(pfn);
+            self.pages[pfn as usize].flags |= PG_RECLAIM;
+        } else {
+            let lru = self.page_lru(pfn);
+            let lv = self.page_lruvec(pfn);
+            list_add_tail(&mut self.pages, &mut self.lruvecs[lv].lists[lru as usize], pfn);
+            self.pages[pfn as usize].flags |= PG_LRU;
+            self.cost_ns += self.costs.lru_op_ns;
+            self.events.count(VmStat::Pgrotated, 1);
+        }
+        if f & PG_ACTIVE != 0 {
+            self.events.count(VmStat::Pgdeactivate, 1);
+        }
+        self.update_page_reclaim_stat(pfn, false);
+    }
+
     /// Records a read or write of a page through a syscall (mark_page_accessed): the first
     /// access sets PG_referenced; a second one on an inactive LRU page activates it.
     pub fn mark_page_accessed(&mut self, pfn: Pfn) {
