@@ -40,10 +40,20 @@ impl Mm {
 
     /// Puts a page at the head of the list its flags name (add_page_to_lru_list).
     pub fn add_page_to_lru_list(&mut self, pfn: Pfn) {
+        self.lru_insert(pfn, false);
+    }
+
+    /// Puts a page at the head, or with `tail` the tail, of the list its flags name.
+    fn lru_insert(&mut self, pfn: Pfn, tail: bool) {
         debug_assert_eq!(self.pages[pfn as usize].flags & PG_LRU, 0, "pfn {pfn} already on an LRU");
         let lru = self.page_lru(pfn);
         let v = self.page_lruvec(pfn);
-        list_add(&mut self.pages, &mut self.lruvecs[v].lists[lru as usize], pfn);
+        let list = &mut self.lruvecs[v].lists[lru as usize];
+        if tail {
+            list_add_tail(&mut self.pages, list, pfn);
+        } else {
+            list_add(&mut self.pages, list, pfn);
+        }
         self.pages[pfn as usize].flags |= PG_LRU;
         self.cost_ns += self.costs.lru_op_ns;
     }
@@ -117,15 +127,11 @@ impl Mm {
         }
         self.del_page_from_lru_list(pfn);
         self.pages[pfn as usize].flags &= !(PG_ACTIVE | PG_REFERENCED);
-        if f & (PG_WRITEBACK | PG_DIRTY) != 0 {
-            self.add_page_to_lru_list(pfn);
+        let busy = f & (PG_WRITEBACK | PG_DIRTY) != 0;
+        self.lru_insert(pfn, !busy);
+        if busy {
             self.pages[pfn as usize].flags |= PG_RECLAIM;
         } else {
-            let lru = self.page_lru(pfn);
-            let lv = self.page_lruvec(pfn);
-            list_add_tail(&mut self.pages, &mut self.lruvecs[lv].lists[lru as usize], pfn);
-            self.pages[pfn as usize].flags |= PG_LRU;
-            self.cost_ns += self.costs.lru_op_ns;
             self.events.count(VmStat::Pgrotated, 1);
         }
         if f & PG_ACTIVE != 0 {
