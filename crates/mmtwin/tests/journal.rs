@@ -407,3 +407,40 @@ fn a_write_that_needs_a_block_waits_while_the_commit_writes_the_bitmaps_copy_to_
     assert_eq!(mm.bdevs[0].stats.shadow_waits, 2, "the write and the create found it shadowed");
     assert_eq!(mm.file_write_page(ino, 8, 4096, 0, &mut t), PageIo::Done);
 }
+
+#[test]
+fn fdatasync_writes_the_dirty_pages_sync_then_has_the_transaction_of_their_blocks_committed() {
+    // 3.0 vfs_fsync_range: filemap_write_and_wait_range (WB_SYNC_ALL: every dirty page,
+    // WRITE_SYNC), then ext3_sync_file: log_start_commit of the transaction that allocated
+    // the file's blocks (i_datasync_tid) wakes kjournald, which commits it without waiting
+    // for the 5 s timer, and log_wait_commit sleeps until j_commit_sequence reaches it.
+    use mmtwin::block::Pool;
+    use mmtwin::fs::sync::{Fsync, FsyncPhase, FsyncStep};
+    let mut mm = boot("ext3");
+    let (ino, pfns) = write_file(&mut mm, 8);
+    let tid = mm.journals[0].tid;
+    assert_eq!(mm.inode(ino).datasync_tid, tid, "the write allocated the blocks in the running transaction");
+    let mut f = Fsync::default();
+    mm.now_ns = 1_000_000;
+    let step = mm.vfs_fsync(ino, &mut f);
+    let (rq, _) = mm.bdevs[0].in_flight.as_ref().expect("the fsync's write");
+    assert_eq!((rq.pages.len(), rq.sync), (8, true), "WRITE_SYNC");
+    assert_eq!(mm.bdevs[0].pool(rq.dir, rq.sync), Pool::Sync);
+    assert!(pfns.iter().all(|&p| mm.pages[p as usize].flags & (PG_WRITEBACK | PG_DIRTY) == PG_WRITEBACK));
+    assert_eq!(step, FsyncStep::Wait(mm.page_waitqueue(pfns[0])), "filemap_fdatawait");
+    run_io(&mut mm);
+    let step = mm.vfs_fsync(ino, &mut f);
+    assert_eq!((f.phase, step), (FsyncPhase::Commit, FsyncStep::Wait(mm.journals[0].done_wait)));
+    assert_eq!(mm.journals[0].commit_request, tid);
+    // kjournald commits at once, 5 s before its timer.
+    let mut k = Kjournald::new(0, "kjournald".into());
+    let now = mm.now_ns;
+    run_journal(&mut mm, &mut k, now);
+    assert!(mm.now_ns < COMMIT_INTERVAL_NS);
+    assert_eq!((mm.bdevs[0].stats.journal_commits, mm.journals[0].commit_sequence), (1, tid));
+    assert_eq!(mm.vfs_fsync(ino, &mut f), FsyncStep::Done);
+    assert!(pfns.iter().all(|&p| mm.pages[p as usize].flags & (PG_WRITEBACK | PG_DIRTY) == 0));
+    // A second fdatasync with nothing new to commit returns at once.
+    let mut g = Fsync::default();
+    assert_eq!(mm.vfs_fsync(ino, &mut g), FsyncStep::Done);
+}

@@ -147,6 +147,21 @@ impl Mm {
     /// kernel's writer goes on with the same inode when it wakes (writeback_sb_inodes moves
     /// on only when the turn's nr_to_write is spent or the inode is clean).
     pub fn writeback_single_inode(&mut self, ino: Ino, nr_to_write: u64, range_cyclic: bool, hold: bool) -> (u64, bool) {
+        self.writeback_inode_pages(ino, nr_to_write, range_cyclic, hold, false)
+    }
+
+    /// `writeback_single_inode` with WB_SYNC_ALL over the whole file, for fsync
+    /// (filemap_fdatawrite → do_writepages): every dirty page is written, each bio WRITE_SYNC
+    /// (3.0 __block_write_full_page, 6.x wbc_to_write_flags), so it takes its request from the
+    /// sync pool. Pages it cannot write now (locked, under writeback, or with buffers the
+    /// journal is writing) stay dirty: where the kernel's walk waits for each (lock_page,
+    /// wait_on_page_writeback, lock_buffer), the caller waits and calls again
+    /// (`Mm::vfs_fsync`). Returns (pages written, stopped for a request).
+    pub fn writeback_single_inode_sync(&mut self, ino: Ino, hold: bool) -> (u64, bool) {
+        self.writeback_inode_pages(ino, u64::MAX, false, hold, true)
+    }
+
+    fn writeback_inode_pages(&mut self, ino: Ino, nr_to_write: u64, range_cyclic: bool, hold: bool, sync_all: bool) -> (u64, bool) {
         let sb = self.inode(ino).sb;
         let dev = self.sbs[sb].dev;
         if let Some(k) = self.inode_mut(ino).dirty_key.take() {
@@ -228,8 +243,12 @@ impl Mm {
                     }
                     // ext3 asks for the new request at this page: without one it sleeps
                     // holding the page alone.
-                    alone = page_by_page && !self.may_get_request(dev, crate::block::Pool::Async);
-                    bio = Some(Bio::new(Dir::Write, sector, pfn));
+                    let pool = self.bdevs[dev].pool(Dir::Write, sync_all);
+                    alone = page_by_page && !self.may_get_request(dev, pool);
+                    let mut b = Bio::new(Dir::Write, sector, pfn);
+                    // WRITE_SYNC = WRITE | REQ_SYNC | REQ_NOIDLE.
+                    (b.sync, b.noidle) = (sync_all, sync_all);
+                    bio = Some(b);
                 }
                 self.cost_ns += self.costs.writeback_page_ns;
                 self.clear_page_dirty_for_io(pfn);

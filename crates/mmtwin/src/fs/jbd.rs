@@ -258,6 +258,15 @@ pub struct Journal {
     pub checkpoint: BTreeMap<u64, u64>,
     /// The journal thread's wait queue (j_wait_commit), also woken by its I/O.
     pub wait: usize,
+    /// The running transaction's id (j_transaction_sequence's last), the committing one's,
+    /// the last one fully committed (j_commit_sequence) and the highest one a task asked to
+    /// have committed (j_commit_request, log_start_commit).
+    pub tid: u64,
+    pub committing_tid: u64,
+    pub commit_sequence: u64,
+    pub commit_request: u64,
+    /// Where log_wait_commit sleeps until a commit completes (j_wait_done_commit).
+    pub done_wait: usize,
     /// Direct-I/O style contexts counting the thread's log and checkpoint writes in flight.
     pub log_io: u32,
     pub ckpt_io: u32,
@@ -362,6 +371,8 @@ impl Mm {
         let Some(j) = self.journal_of(sb) else { return };
         let block = self.sbs[sb].fs_type.inode_block_of(self.inode(ino).i_ino);
         self.jbd_dirty_metadata(sb, block);
+        // The write grew the file (i_disksize): fdatasync must see this transaction committed.
+        self.inode_mut(ino).datasync_tid = self.journals[j].tid;
         if self.journals[j].ordered_data {
             self.journals[j].running.order_inode(ino);
         }
@@ -675,7 +686,9 @@ impl Task for Kjournald {
                 let jr = &mut mm.journals[j];
                 let due = jr.running.start_ns.map(|t| t + jr.commit_interval_ns);
                 let full = jr.running.meta.len() as u64 >= jr.max_transaction_blocks();
-                if !(full || due.is_some_and(|d| d <= now)) {
+                // log_start_commit: a task waits for the running transaction (fsync).
+                let requested = jr.commit_request >= jr.tid && jr.running.start_ns.is_some();
+                if !(full || requested || due.is_some_and(|d| d <= now)) {
                     // Sleep until the commit timer.
                     return step(match due {
                         Some(t) => After::WaitTimeout(wq, t.saturating_sub(now).max(1)),
@@ -684,6 +697,8 @@ impl Task for Kjournald {
                 }
                 let t = std::mem::take(&mut jr.running);
                 jr.committing = t.meta;
+                jr.committing_tid = jr.tid;
+                jr.tid += 1;
                 let dev = mm.sbs[jr.sb].dev;
                 mm.bdevs[dev].stats.journal_commits += 1;
                 self.state = if mm.journals[j].ordered_data {
@@ -764,6 +779,11 @@ impl Task for Kjournald {
                 }
                 let n = std::mem::take(&mut jr.log_pending);
                 jr.log.push_back((now, n));
+                // j_commit_sequence moves on and log_wait_commit's sleepers wake.
+                jr.commit_sequence = jr.committing_tid;
+                let done = jr.done_wait;
+                mm.wake_up(done);
+                let jr = &mut mm.journals[j];
                 // The block device inode turns dirty (__mark_inode_dirty): dirtied_when, the
                 // end of the dirty list, and the flusher learns of it.
                 if !jr.checkpoint.is_empty() && jr.dirty_key.is_none() {

@@ -29,6 +29,7 @@ pub mod ialloc;
 pub mod inode;
 pub mod jbd;
 pub mod namei;
+pub mod sync;
 
 use std::collections::BTreeMap;
 
@@ -116,6 +117,9 @@ pub struct Inode {
     pub alloc: balloc::BlockAllocInfo,
     /// ext2/ext3 indirect blocks of the file, by slot (`FsType::indirect_chain`).
     pub meta_blocks: BTreeMap<u32, u64>,
+    /// The journal transaction that last logged a change fdatasync must make durable (its
+    /// size or block allocations: ext3/ext4's i_datasync_tid), 0 if none.
+    pub datasync_tid: u64,
 }
 
 impl Inode {
@@ -163,6 +167,7 @@ impl Inode {
             name_hash: 0,
             alloc: balloc::BlockAllocInfo::default(),
             meta_blocks: BTreeMap::new(),
+            datasync_tid: 0,
         }
     }
 }
@@ -547,6 +552,10 @@ impl Mm {
         let sector = self.sbs[sb].sector_of(b);
         if journal {
             self.jbd_block_allocated(sb, sector);
+            if let Some(j) = self.sbs[sb].journal {
+                // ext3/ext4_update_inode_fsync_trans(.., datasync=1) of a new block.
+                self.inode_mut(ino).datasync_tid = self.journals[j].tid;
+            }
         }
         let i = self.inode_mut(ino);
         i.alloc.last_alloc = Some((index, b));

@@ -110,6 +110,11 @@ impl Mm {
                 shadow_wait: usize::MAX,
                 checkpoint: Default::default(),
                 wait: usize::MAX,
+                tid: 1,
+                committing_tid: 0,
+                commit_sequence: 0,
+                commit_request: 0,
+                done_wait: usize::MAX,
                 log_io: 0,
                 ckpt_io: 0,
             });

@@ -363,6 +363,7 @@ impl Sim {
             let wq = sim.new_wait_queue();
             sim.mm.journals[j].wait = wq;
             sim.mm.journals[j].shadow_wait = sim.new_wait_queue();
+            sim.mm.journals[j].done_wait = sim.new_wait_queue();
             sim.mm.journals[j].log_io = sim.mm.new_dio(wq);
             sim.mm.journals[j].ckpt_io = sim.mm.new_dio(wq);
             let sb = sim.mm.journals[j].sb;
