@@ -825,3 +825,33 @@ fn before_3_2_a_heavy_dirtier_loses_up_to_an_eighth_of_the_devices_limit() {
     assert_eq!(mm.task_dirty_limit(&mut heavy, bdi_thresh), bdi_thresh - bdi_thresh / 8 * 2000 / (half + 2000));
     assert_eq!(mm.task_dirty_limit(&mut light, bdi_thresh), bdi_thresh, "a task that dirtied nothing keeps the whole");
 }
+
+/// One simple-writeback dd of 64 MiB on a 128M ext3 machine, with dd's `conv` line.
+fn dd_run(conv: &str) -> mmtwin::run::IterationResult {
+    let text = format!(
+        "[scenario]\nname = \"t\"\nseed = 7\n[machine]\nnodes = [{{ id = 0, cpus = 1, memory = \"128M\" }}]\nboot_reserved = \"1M\"\nfs = \"ext3\"\n\
+         [[kernel]]\nname = \"k\"\nprofile = \"linux-3.0\"\nsysctl = {{ dirty_ratio = 40 }}\n\
+         [workload]\ntype = \"simple-writeback\"\nsize = \"64M\"\n{conv}\n"
+    );
+    let cfg = mmtwin::config::scenario::Scenario::parse(&text).unwrap_or_else(|e| panic!("{e}")).resolve().remove(0);
+    mmtwin::run::run_iteration(&cfg, 0, &mut |_| {}).unwrap()
+}
+
+#[test]
+fn dd_conv_fdatasync_writes_its_whole_file_within_its_time_and_without_it_rm_discards_the_rest() {
+    // MMTests simple-writeback runs `dd ... $CONV` and then `rm`. Without conv= dd exits with
+    // its last pages dirty (under 40% of a 128M machine's dirtyable memory), and rm's
+    // truncate cancels them: they are never written. With conv=fdatasync dd writes and waits
+    // for all of them (and the journal's commit) before it exits.
+    let file_kib = 64 * 1024;
+    let data = |r: &mmtwin::run::IterationResult| r.vmstat_delta.iter().find(|(n, _)| *n == "pgpgout").unwrap().1;
+    let time = |r: &mmtwin::run::IterationResult| r.metrics.iter().find(|m| m.table == "simple-writeback").unwrap().value;
+    let plain = dd_run("");
+    let synced = dd_run("conv = \"fdatasync\"");
+    assert!(data(&plain) + 8 * 1024 < file_kib, "pgpgout {} KiB", data(&plain));
+    assert!(data(&synced) >= file_kib, "pgpgout {} KiB", data(&synced));
+    assert!(time(&synced) > 2.0 * time(&plain), "{} s against {} s", time(&synced), time(&plain));
+    // fsync is the same work here.
+    let fsync = dd_run("conv = \"fsync\"");
+    assert_eq!(data(&fsync), data(&synced));
+}

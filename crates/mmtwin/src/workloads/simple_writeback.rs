@@ -1,8 +1,11 @@
 //! `simple-writeback`: MMTests' simple-writeback (shellpack-bench-simple-writeback, 2011).
-//! NR_JOBS parallel `dd if=/dev/zero of=file-N bs=1M count=SIZE/NR_JOBS/1M`, each on a CPU of
-//! its own (round robin), no fsync; each dd's elapsed time is the result; when all have
-//! finished the files are removed. NR_JOBS = nr_cpus × factor for each factor listed, a factor
-//! of 0 meaning exactly one job; the job counts run one after another.
+//! NR_JOBS parallel `dd if=/dev/zero of=file-N bs=1M count=SIZE/NR_JOBS/1M $CONV`, each on a
+//! CPU of its own (round robin); each dd's elapsed time is the result; when all have finished
+//! the files are removed. NR_JOBS = nr_cpus × factor for each factor listed, a factor of 0
+//! meaning exactly one job; the job counts run one after another. CONV is the script's
+//! SIMPLE_WRITEBACK_CONV: empty (the default; dd exits with its last pages still dirty, and
+//! `rm` discards them), or `conv=fdatasync` / `conv=fsync` (dd syncs the file before it exits,
+//! within its time: `crate::fs::sync`).
 //!
 //! The script writes 4 × MemTotal in total by default (SIMPLE_WRITEBACK_FILESIZE); the
 //! per-zone-dirty-limits seed used a fixed size, which `size` sets.
@@ -17,6 +20,7 @@ use super::{MetricSample, Preferred, WorkloadRun};
 use crate::config::machine::MachineLayout;
 use crate::config::size::Bytes;
 use crate::config::ConfigError;
+use crate::fs::sync::{Fsync, FsyncStep};
 use crate::fs::Ino;
 use crate::mm::page_writeback::DirtyThrottle;
 use crate::mm::PAGE_SIZE;
@@ -38,6 +42,20 @@ pub struct SimpleWritebackSpec {
     /// CPUs the jobs run on, round robin (default: all).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpus: Option<Vec<usize>>,
+    /// dd's conv= (SIMPLE_WRITEBACK_CONV): none by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conv: Option<DdConv>,
+}
+
+/// dd's conv= flags that the model runs: both sync the output file before dd exits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DdConv {
+    /// conv=fdatasync: fdatasync(2) after the last write.
+    Fdatasync,
+    /// conv=fsync: fsync(2) after the last write (the same work here: the file's times are
+    /// logged in the transactions that log its size).
+    Fsync,
 }
 
 fn default_bs() -> Bytes {
@@ -102,6 +120,9 @@ struct Dd {
     start_wq: WaitQueueId,
     done_wq: WaitQueueId,
     throttle: DirtyThrottle,
+    /// conv=fdatasync/fsync: the sync after the last write, once begun.
+    conv: Option<DdConv>,
+    fsync: Option<Fsync>,
 }
 
 /// Pages per step.
@@ -126,11 +147,39 @@ impl Task for Dd {
                 None => return Step { user_ns: 0, system_ns: 0, after: After::Sleep(10_000_000) },
             }
         }
+        if let Some(f) = self.fsync.as_mut() {
+            let after = match cx.mm.vfs_fsync(self.ino, f) {
+                FsyncStep::Done => return self.finish(cx, 0),
+                FsyncStep::Continue => After::Continue,
+                FsyncStep::Wait(wq) => After::Wait(wq),
+                FsyncStep::WaitTimeout(wq, ns) => After::WaitTimeout(wq, ns),
+            };
+            return Step { user_ns: 0, system_ns: 0, after };
+        }
         let start = self.next;
         let stop = page_loop(cx, &mut self.next, self.pages, STEP_PAGES, write_op(self.ino, self.bs, &mut self.throttle));
         // dd's user time: reading /dev/zero into its buffer (a copy per page).
         let user = u64::from(self.next - start) * cx.mm.costs.copy_page_ns / 2;
         if matches!(stop, Stop::Done) {
+            if self.conv.is_some() {
+                // The last write() is done; dd's fdatasync/fsync follows (after any pause the
+                // throttle owes), and the task no longer dirties pages.
+                cx.mm.dirty_throttle_exit(&mut self.throttle, cx.cpu);
+                cx.mm.cost_ns += cx.mm.costs.syscall_ns;
+                self.fsync = Some(Fsync::default());
+                return Step { user_ns: user, system_ns: 0, after: After::Continue };
+            }
+            cx.mm.dirty_throttle_exit(&mut self.throttle, cx.cpu);
+            return self.finish(cx, user);
+        }
+        step_after(user, &stop)
+    }
+}
+
+impl Dd {
+    /// dd closes its file and exits; its elapsed time is recorded.
+    fn finish(&mut self, cx: &mut TaskCx, user: u64) -> Step {
+        {
             cx.mm.close_file(self.ino);
             let mut sh = self.shared.borrow_mut();
             sh.results.push((self.jobs, (cx.now - self.start) as f64 / 1e9));
@@ -139,10 +188,8 @@ impl Task for Dd {
                 cx.wake_up(self.done_wq);
             }
             drop(sh);
-            cx.mm.dirty_throttle_exit(&mut self.throttle, cx.cpu);
-            return Step { user_ns: user, system_ns: 0, after: After::Exit };
+            Step { user_ns: user, system_ns: 0, after: After::Exit }
         }
-        step_after(user, &stop)
     }
 }
 
@@ -216,6 +263,8 @@ pub fn start(spec: &SimpleWritebackSpec, sim: &mut Sim) -> SimpleWritebackRun {
                 start_wq,
                 done_wq,
                 throttle: DirtyThrottle { tid: j, ..Default::default() },
+                conv: spec.conv,
+                fsync: None,
             };
             sim.spawn(Box::new(dd), cpus[k % cpus.len()]);
             k += 1;
