@@ -3,7 +3,8 @@
 //! Environment: MMITERS=N runs iterations 0..N of each kernel (default 1; MMFIRST=K starts
 //! at iteration K instead of 0) and ends with each
 //! metric's harmonic mean and spread over them; MMKERNELS=a,b runs only the kernels so named;
-//! MMDIAG=1 prints the per-cpu list and placement figures (`PcpDiag`) of each run.
+//! MMDIAG=1 prints the per-cpu list and placement figures (`PcpDiag`) of each run;
+//! MMTIMELINE=nr_dirty,nr_writeback,... prints those vmstat items at each sample.
 use mmtwin::config::scenario::Scenario;
 use mmtwin::mm::mmzone::MigrateType;
 use mmtwin::run::run_iteration;
@@ -44,6 +45,14 @@ fn main() {
             if t.metadata_reads + t.i_mutex_waits > 0 {
                 println!("  metadata reads {} (directory blocks {}), i_mutex waits {} ({:.1} s waited), buffers at end {} pages",
                     t.metadata_reads, t.dir_reads, t.i_mutex_waits, t.i_mutex_wait_ns as f64 / 1e9, t.buffers_pages);
+            }
+            if let Ok(fields) = std::env::var("MMTIMELINE") {
+                // MMTIMELINE=nr_dirty,nr_writeback prints those vmstat items at each sample.
+                let idx: Vec<usize> = fields.split(',').filter_map(|f| r.timeline_names.iter().position(|n| n == f)).collect();
+                for (t, row) in r.timeline_ns.iter().zip(&r.timeline) {
+                    let vals: Vec<String> = idx.iter().map(|&i| row[i].to_string()).collect();
+                    println!("  timeline {:.1} {}", *t as f64 / 1e9, vals.join(" "));
+                }
             }
             for m in &r.metrics {
                 println!("  {} {} = {:.3} {}", m.table, m.op, m.value, m.unit);
