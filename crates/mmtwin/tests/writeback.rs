@@ -855,3 +855,63 @@ fn dd_conv_fdatasync_writes_its_whole_file_within_its_time_and_without_it_rm_dis
     let fsync = dd_run("conv = \"fsync\"");
     assert_eq!(data(&fsync), data(&synced));
 }
+
+#[test]
+fn perzonedirty_reclaims_directly_without_waking_kswapd_when_dma32_sits_between_its_low_mark_and_min_plus_reserve() {
+    // 3.0 with per-zone dirty limits v1, on a machine whose small Normal zone sits on top of
+    // DMA32 (4608M): a __GFP_WRITE allocation passes over Normal while it is over its dirty
+    // limit, on every pass. DMA32, just above its low mark but under its min mark plus its
+    // lowmem reserve against Normal allocations, fails the fast path and the slow path's min
+    // pass; 3.0's wakeup_kswapd checks the low mark without the reserve (classzone 0), so
+    // kswapd is not woken, and the allocation reclaims directly. Without per-zone limits the
+    // page comes from Normal.
+    use mmtwin::mm::vmstat::VmStat;
+    for pzd in [false, true] {
+        let policy = if pzd { "dirty_placement = \"perzonedirty\"" } else { "" };
+        let mut mm = boot("4608M", "ext4", policy);
+        let zone = |mm: &Mm, t: ZoneType| mm.zones.iter().position(|z| z.zone_type == t && z.present_pages > 0).unwrap();
+        let (normal, dma32) = (zone(&mm, ZoneType::Normal), zone(&mm, ZoneType::Dma32));
+        // Normal just over its dirty limit (a write's first pages land there).
+        let limit = mm.zone_dirty_limits(normal).1;
+        dirty_file(&mut mm, limit as u32 + 1);
+        // Clean page cache in DMA32 for reclaim to take: a file written and written back while
+        // per-zone limits steer it there (without them it is cleaned in Normal all the same).
+        let (clean, _) = dirty_file(&mut mm, 2048);
+        mm.writeback_single_inode(clean, u64::MAX, false, false);
+        run_io(&mut mm);
+        // DMA32's free pages between its low mark and its min mark plus the reserve.
+        let z = &mm.zones[dma32];
+        let (low, top) = (z.low_wmark_pages(), z.min_wmark_pages() + z.lowmem_reserve[ZoneType::Normal as usize]);
+        assert!(low + 20 < top, "a window: low {low}, min + reserve {top}");
+        let mut blocks = common::drain_zone(&mut mm, dma32);
+        blocks.sort_by_key(|&(_, order)| std::cmp::Reverse(order));
+        let mut free = 0;
+        let mut spare = Vec::new();
+        for (pfn, order) in blocks {
+            if free + (1u64 << order) <= low + 16 {
+                mm.free_pages(pfn, order, 0);
+                free += 1 << order;
+            } else {
+                spare.push(pfn);
+            }
+        }
+        // The rest a page at a time, out of a block kept (split_page).
+        for pfn in spare[0]..spare[0] + (low + 16 - free) as Pfn {
+            mm.pages[pfn as usize].order = 0;
+            mm.free_pages(pfn, 0, 0);
+        }
+        mm.drain_all_pages();
+        assert_eq!(mm.zones[dma32].nr_free_pages as u64, low + 16);
+        mm.kswapd_wakeups.clear();
+        let stalls = mm.vmstat_snapshot()[VmStat::Allocstall as usize];
+        let pfn = mm.alloc_pages(Gfp::GFP_HIGHUSER_MOVABLE.with(Gfp::WRITE), 0, 0).unwrap();
+        let stalled = mm.vmstat_snapshot()[VmStat::Allocstall as usize] - stalls;
+        let got = mm.zones[mm.page_zone(pfn)].zone_type;
+        if pzd {
+            assert_eq!((got, stalled), (ZoneType::Dma32, 1), "direct reclaim, then DMA32");
+            assert!(mm.kswapd_wakeups.is_empty(), "no zone under its low mark without the reserve");
+        } else {
+            assert_eq!((got, stalled), (ZoneType::Normal, 0));
+        }
+    }
+}
