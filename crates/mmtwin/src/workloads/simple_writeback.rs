@@ -169,8 +169,9 @@ impl Task for Dd {
                 self.fsync = Some(Fsync::default());
                 return Step { user_ns: user, system_ns: 0, after: After::Continue };
             }
+            let step = self.finish(cx, user);
             cx.mm.dirty_throttle_exit(&mut self.throttle, cx.cpu);
-            return self.finish(cx, user);
+            return step;
         }
         step_after(user, &stop)
     }
@@ -179,17 +180,14 @@ impl Task for Dd {
 impl Dd {
     /// dd closes its file and exits; its elapsed time is recorded.
     fn finish(&mut self, cx: &mut TaskCx, user: u64) -> Step {
-        {
-            cx.mm.close_file(self.ino);
-            let mut sh = self.shared.borrow_mut();
-            sh.results.push((self.jobs, (cx.now - self.start) as f64 / 1e9));
-            sh.running -= 1;
-            if sh.running == 0 {
-                cx.wake_up(self.done_wq);
-            }
-            drop(sh);
-            Step { user_ns: user, system_ns: 0, after: After::Exit }
+        cx.mm.close_file(self.ino);
+        let mut sh = self.shared.borrow_mut();
+        sh.results.push((self.jobs, (cx.now - self.start) as f64 / 1e9));
+        sh.running -= 1;
+        if sh.running == 0 {
+            cx.wake_up(self.done_wq);
         }
+        Step { user_ns: user, system_ns: 0, after: After::Exit }
     }
 }
 
