@@ -1050,3 +1050,32 @@ fn pages_invalidation_cannot_free_are_deactivated_from_2_6_39_and_left_alone_bef
         assert_eq!(mm.events.get(VmStat::Pgdeactivate) - deactivated, u64::from(deactivates), "{profile}: pgdeactivate");
     }
 }
+
+#[test]
+fn evict_once_leaves_the_active_file_list_alone_while_the_inactive_one_is_larger() {
+    // 56e49d21 (2.6.31, "vmscan: evict use-once pages first"): shrink_list ages the active
+    // file list only while inactive_file_is_low, so a pass over a zone whose inactive file
+    // list is the larger reclaims from it alone. Before it (and with it reverted, as Mel
+    // Gorman's 2010 bisection tried on 2.6.32) the active list is aged by its share of the
+    // pass too.
+    for (policy, deactivated) in [("", false), ("policy = { active_file_aging = \"proportional\" }", true)] {
+        let mut mm = boot("linux-2.6.32", 1, 1, "64M", policy);
+        let (_, active) = cache_pages(&mut mm, 1024, 0);
+        for &p in &active {
+            mm.activate_page(p);
+        }
+        let (_, inactive) = cache_pages(&mut mm, 4096, 0);
+        let zid = mm.page_zone(inactive[0]);
+        assert!(mm.lru_size(zid, LruList::ActiveFile) >= 1024);
+        assert!(mm.lru_size(zid, LruList::InactiveFile) > mm.lru_size(zid, LruList::ActiveFile));
+        let before = mm.vmstat_snapshot()[VmStat::Pgdeactivate as usize];
+        let mut sc = ScanControl::new(Reclaimer::Direct, Gfp::GFP_KERNEL, 0, 32, mm.sysctl.swappiness);
+        sc.priority = 4;
+        mm.in_reclaim = true;
+        mm.shrink_zone(zid, &mut sc);
+        mm.in_reclaim = false;
+        let moved = mm.vmstat_snapshot()[VmStat::Pgdeactivate as usize] - before;
+        assert_eq!(moved > 0, deactivated, "policy {policy:?}: {moved} pages deactivated");
+        assert!(sc.nr_reclaimed > 0);
+    }
+}

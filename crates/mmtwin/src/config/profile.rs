@@ -95,6 +95,7 @@ pub struct PolicyOverrides {
     pub kswapd_sleep: Option<KswapdSleep>,
     pub merge_tail_heuristic: Option<bool>,
     pub deactivate_invalidated: Option<bool>,
+    pub active_file_aging: Option<ActiveFileAging>,
 }
 
 impl PolicyOverrides {
@@ -106,7 +107,7 @@ impl PolicyOverrides {
         }
         set!(watermark_setup, watermark_check, fallback, pcp, cold_refill, zonelist, atomic_reserve,
              zonelist_cache, lru_owner, page_count_basis, reclaim_writeback, dirty_placement, reclaim_wait,
-             reclaim_drain, readahead_gfp, scan_batch, lowmem_reserve, blk_plug, request_alloc, shrinker, inode_lru, slab_high_order, dirty_ratelimit, balance_dirty_pages, writeback_chunk, vmstat_threshold, writeout_fraction, kswapd_sleep, merge_tail_heuristic, deactivate_invalidated);
+             reclaim_drain, readahead_gfp, scan_batch, lowmem_reserve, blk_plug, request_alloc, shrinker, inode_lru, slab_high_order, dirty_ratelimit, balance_dirty_pages, writeback_chunk, vmstat_threshold, writeout_fraction, kswapd_sleep, merge_tail_heuristic, deactivate_invalidated, active_file_aging);
         p
     }
 }

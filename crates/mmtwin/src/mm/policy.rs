@@ -124,6 +124,20 @@ pub enum ReclaimWriteback {
     PgdatDirty,
 }
 
+/// When reclaim ages the active file list (shrink_list's treatment of LRU_ACTIVE_FILE).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ActiveFileAging {
+    /// Rik van Riel's "evict use-once pages first" (56e49d21, 2.6.31) and every kernel since:
+    /// the active file list's share of a pass is scanned only while the list is larger than
+    /// the inactive one (inactive_file_is_low), so a streaming workload reclaims from the
+    /// inactive list alone and leaves the active list (its working set) as it is.
+    EvictOnce,
+    /// Before 56e49d21 (2.6.28–2.6.30), and 2.6.32 with it reverted as in Mel Gorman's 2010
+    /// bisection: the active file list is aged by its share of every pass.
+    Proportional,
+}
+
 /// Whether page-cache allocations for writes (__GFP_WRITE) are spread by dirty limits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -507,6 +521,7 @@ pub struct MmPolicy {
     /// its inactive list, at the tail if clean, else at the head with PG_reclaim. Before
     /// 2.6.39 such a page is left where it is.
     pub deactivate_invalidated: bool,
+    pub active_file_aging: ActiveFileAging,
 }
 
 impl MmPolicy {
@@ -543,6 +558,7 @@ impl MmPolicy {
         kswapd_sleep: KswapdSleep::Nap,
         merge_tail_heuristic: true,
         deactivate_invalidated: true,
+        active_file_aging: ActiveFileAging::EvictOnce,
     };
 
     /// Linux 2.6.32 (December 2009, the pcp-cold-pfn-order seed's kernel): the 3.0 mechanisms
@@ -599,6 +615,7 @@ impl MmPolicy {
         kswapd_sleep: KswapdSleep::Nap,
         merge_tail_heuristic: true,
         deactivate_invalidated: true,
+        active_file_aging: ActiveFileAging::EvictOnce,
     };
 
     /// Linux 6.1 (Debian 12's kernel, the oracle's): 6.x with what 6.2–6.12 changed that this

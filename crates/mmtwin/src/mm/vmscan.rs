@@ -15,7 +15,7 @@ use super::gfp::Gfp;
 use super::mm_types::*;
 use super::mmzone::{LruList, ZoneStat, ZoneType, MAX_NR_ZONES, ZONE_RECLAIM_ACTIVE};
 use super::page_alloc::Mm;
-use super::policy::{KswapdSleep, LruOwner, ReclaimWait, ReclaimWriteback, ScanBatch, ShrinkerPolicy};
+use super::policy::{ActiveFileAging, KswapdSleep, LruOwner, ReclaimWait, ReclaimWriteback, ScanBatch, ShrinkerPolicy};
 use super::vmstat::{Era, VmStat};
 use super::{Pfn, SWAP_CLUSTER_MAX};
 use crate::fs::Writepage;
@@ -772,7 +772,8 @@ impl Mm {
                 let n = nr[i].min(SWAP_CLUSTER_MAX);
                 nr[i] -= n;
                 if active {
-                    if self.inactive_list_is_low(lv, file) {
+                    let always = file && self.policy.active_file_aging == ActiveFileAging::Proportional;
+                    if always || self.inactive_list_is_low(lv, file) {
                         self.shrink_active_list(lv, file, n, sc);
                     }
                 } else {
