@@ -18,7 +18,7 @@ use mmtwin::workloads::fileio::mem_total;
 use mmtwin::workloads::iozone::IozoneSpec;
 use mmtwin::workloads::largedd::LargeddSpec;
 use mmtwin::workloads::mapped_writer::MappedWriterSpec;
-use mmtwin::workloads::simple_writeback::SimpleWritebackSpec;
+use mmtwin::workloads::simple_writeback::{DdConv, SimpleWritebackSpec};
 use mmtwin::workloads::WorkloadSpec;
 
 use crate::sys;
@@ -178,8 +178,10 @@ fn iozone(s: &IozoneSpec, layout: &MachineLayout, dir: &str) -> R<Vec<Metric>> {
 }
 
 /// simple-writeback: per job count, that many parallel `dd if=/dev/zero of=file-N bs=BS`, each
-/// on its CPU (round robin over all rounds), timed from start to close; then `rm` of the files.
+/// on its CPU (round robin over all rounds), timed from start to close (after an fdatasync or
+/// fsync with `conv`); then `rm` of the files.
 fn simple_writeback(s: &SimpleWritebackSpec, layout: &MachineLayout, dir: &str) -> R<Vec<Metric>> {
+    let conv = s.conv;
     let cpus = s.cpus.clone().unwrap_or_else(|| (0..layout.nr_cpus).collect());
     let size = s.size.ok_or("simple-writeback: size not resolved")?.0;
     let bs = s.bs.0 as usize;
@@ -203,6 +205,11 @@ fn simple_writeback(s: &SimpleWritebackSpec, layout: &MachineLayout, dir: &str) 
                 for _ in 0..blocks {
                     io("/dev/zero", zero.read_exact(&mut buf))?;
                     io(&path, f.write_all(&buf))?;
+                }
+                match conv {
+                    Some(DdConv::Fdatasync) => io(&path, f.sync_data())?,
+                    Some(DdConv::Fsync) => io(&path, f.sync_all())?,
+                    None => {}
                 }
                 drop(f);
                 Ok(t0.elapsed().as_secs_f64())
