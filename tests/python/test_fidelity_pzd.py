@@ -116,7 +116,7 @@ def test_at_4608m_the_gain_disappears(report, fs):
 EXT3_4608M_VANILLA_SCANS_DIRECTLY = pytest.mark.xfail(
     strict=True,
     reason="vanilla's ext3 run at 4608M scans directly too (35% of its scanning; the seed's none): "
-    "kswapd writes dirty pages of the small Normal zone and then sleeps for an async request behind "
+    "kswapd writes dirty pages of the 16M DMA zone (not Normal's, as written in session 55) and then sleeps for an async request behind "
     "the flusher, 26 times a run for 4.9 s each (65 s once, while kjournald's ordered data goes out), while CFQ serves kjournald's sync queue first, "
     "and the allocations reach the min mark meanwhile. Per-zone limits scan directly as much "
     "(34%), so the direction is a tie; it went the seed's way by a few percent until session 55, "
