@@ -137,3 +137,33 @@ fn ext2_directories_are_not_read_through_the_block_device() {
     assert_eq!(mm.nr_bdev_pages(0), 0);
     assert_eq!(mm.dx_lookup(0, dir, 5, 0), None);
 }
+
+#[test]
+fn a_contender_spins_while_the_owner_runs_and_takes_the_mutex_as_it_is_released() {
+    // 3.0's optimistic spinning (CONFIG_MUTEX_SPIN_ON_OWNER): task 2 finds the mutex held by a
+    // running owner and spins; at the release it is 2's, so the owner coming straight back
+    // (its next create) must wait. While an owner sleeps holding the mutex, contenders sleep
+    // in the wait list instead, and the first of them is woken at the release.
+    let mut mm = boot("ext4");
+    let dir = mm.mkdir(0, ROOT_DIR, 1).unwrap();
+    let wq = mm.dir_mutex_waitqueue(0, dir);
+    assert_eq!(mm.dir_mutex_lock(0, dir, 1), Ok(()));
+    assert_eq!(mm.dir_mutex_lock(0, dir, 2), Err(wq));
+    assert_eq!(mm.sbs[0].dirs[dir as usize].i_mutex.spinners.len(), 1);
+    mm.dir_mutex_unlock(0, dir, 1);
+    assert_eq!(mm.task_wakeups, vec![(wq, 2)]);
+    assert_eq!(mm.dir_mutex_lock(0, dir, 1), Err(wq), "the spinner has it");
+    mm.now_ns = 2_000;
+    assert_eq!(mm.dir_mutex_lock(0, dir, 2), Ok(()));
+    assert_eq!(mm.bdevs[0].stats.i_mutex_wait_ns, 2_000);
+    // Task 1 spins behind 2; then 2 sleeps holding the mutex (its lookup reads a block): 1
+    // gives up spinning, and 3 arriving now sleeps too, behind it.
+    mm.dir_mutex_owner_asleep(0, dir, true);
+    assert_eq!(mm.dir_mutex_lock(0, dir, 3), Err(wq));
+    let m = &mm.sbs[0].dirs[dir as usize].i_mutex;
+    assert!(m.spinners.is_empty());
+    assert_eq!(m.wait_list.iter().map(|&(t, _)| t).collect::<Vec<_>>(), vec![1, 3]);
+    mm.dir_mutex_unlock(0, dir, 2);
+    assert_eq!(mm.task_wakeups.last(), Some(&(wq, 1)), "the first sleeper is woken");
+    assert_eq!(mm.dir_mutex_lock(0, dir, 1), Ok(()));
+}

@@ -198,13 +198,18 @@ impl FsmarkWorker {
                 return blocked(self, cx, wq);
             }
             self.phase = Phase::Open { dir, name_hash, locked: true };
+        } else {
+            // Back from a sleep taken holding the mutex.
+            cx.mm.dir_mutex_owner_asleep(0, dir, false);
         }
         if let Some(pfn) = cx.mm.dx_lookup(0, dir, name_hash, cx.cpu) {
             let wq = cx.mm.page_waitqueue(pfn);
+            cx.mm.dir_mutex_owner_asleep(0, dir, true);
             return blocked(self, cx, wq);
         }
         // ext3_new_inode's get_write_access may wait for the commit's log write.
         if let Some(wq) = cx.mm.jbd_create_shadow_wait(0) {
+            cx.mm.dir_mutex_owner_asleep(0, dir, true);
             return blocked(self, cx, wq);
         }
         let Some(ino) = cx.mm.create_file_named(0, dir, Some(name_hash), cx.cpu) else {
