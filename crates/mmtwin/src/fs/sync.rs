@@ -56,14 +56,14 @@ impl Mm {
     /// Advances an fsync or fdatasync (alike here) of file `ino` by the current task; call
     /// again after each step's wait until it returns `FsyncStep::Done`.
     pub fn vfs_fsync(&mut self, ino: Ino, f: &mut Fsync) -> FsyncStep {
+        let sb = self.inode(ino).sb;
+        let dev = self.sbs[sb].dev;
         loop {
             match f.phase {
                 FsyncPhase::Write => {
                     if self.inode(ino).state & I_SYNC != 0 && !f.holding {
                         // Another writer has the inode (the flusher): writeback_single_inode
                         // with WB_SYNC_ALL waits for it (inode_wait_for_writeback).
-                        let sb = self.inode(ino).sb;
-                        let dev = self.sbs[sb].dev;
                         return FsyncStep::WaitTimeout(self.bdevs[dev].io_wait, self.sched.jiffy_ns);
                     }
                     let (_, blocked) = self.writeback_single_inode_sync(ino, true);
@@ -83,8 +83,6 @@ impl Mm {
                         let fl = self.pages[p as usize].flags;
                         fl & PG_DIRTY != 0 && fl & (PG_LOCKED | PG_WRITEBACK | PG_BUF_LOCKED) != 0
                     });
-                    let sb = self.inode(ino).sb;
-                    let dev = self.sbs[sb].dev;
                     return match busy {
                         Some(pfn) => FsyncStep::Wait(self.page_waitqueue(pfn)),
                         None => FsyncStep::WaitTimeout(self.bdevs[dev].io_wait, self.sched.jiffy_ns),
@@ -100,7 +98,6 @@ impl Mm {
                     f.phase = FsyncPhase::Commit;
                 }
                 FsyncPhase::Commit => {
-                    let sb = self.inode(ino).sb;
                     let Some(j) = self.sbs[sb].journal else {
                         f.phase = FsyncPhase::Done;
                         continue;
