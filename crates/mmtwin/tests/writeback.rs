@@ -915,3 +915,31 @@ fn perzonedirty_reclaims_directly_without_waking_kswapd_when_dma32_sits_between_
         }
     }
 }
+
+/// What one buffered write of page `index` of `ino` charges the writer (its CPU time).
+fn write_cost(mm: &mut Mm, ino: u32, index: u32) -> u64 {
+    let mut t = Default::default();
+    let before = mm.cost_ns;
+    assert_eq!(mm.file_write_page(ino, index, 4096, 0, &mut t), mmtwin::mm::filemap::PageIo::Done);
+    mm.cost_ns - before
+}
+
+#[test]
+fn ext3_write_begin_pays_for_mapping_a_new_block_and_delayed_allocation_does_not() {
+    let cost = |fs: &str| {
+        let mut mm = boot("64M", fs, "");
+        mm.costs.get_block_ns = 50_000;
+        let ino = mm.create_file(0, 0).unwrap();
+        let new = write_cost(&mut mm, ino, 0);
+        let rewrite = write_cost(&mut mm, ino, 0);
+        (new, rewrite)
+    };
+    let (ext3_new, ext3_rewrite) = cost("ext3");
+    let (xfs_new, xfs_rewrite) = cost("xfs");
+    // ext3 maps the block in ->write_begin of the page's first write, and only then.
+    assert!(ext3_new >= ext3_rewrite + 50_000, "{ext3_new} {ext3_rewrite}");
+    // xfs maps it at writeback: its writer pays no more for a new page than for a rewrite,
+    // beyond the page's allocation and page cache insertion.
+    assert!(xfs_new < xfs_rewrite + 50_000, "{xfs_new} {xfs_rewrite}");
+    assert!(ext3_new >= xfs_new + 50_000, "{ext3_new} {xfs_new}");
+}

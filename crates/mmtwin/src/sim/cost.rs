@@ -62,6 +62,14 @@ pub struct CostTable {
     /// little as 600 the 4608M ext3 run of the per-zone-dirty study no longer enters direct
     /// reclaim (docs/calibration.md).
     pub write_begin_end_ns: u64,
+    /// Mapping a new data block in ->write_begin, which file systems without delayed
+    /// allocation (ext2, ext3) do for every page a write extends: ext3_get_blocks_handle's
+    /// bitmap search and, under the journal, getting write access to and dirtying the bitmap,
+    /// group descriptor and indirect block buffers. Delayed allocation maps blocks at
+    /// writeback, in the flusher's time, and is not charged here. Default 0, as
+    /// `write_begin_end_ns`; the per-zone-dirty scenario fits both to its seed's dd CPU time
+    /// (docs/calibration.md).
+    pub get_block_ns: u64,
     /// Creating a file: path lookup, inode and dentry set-up, directory entry (not the slab
     /// allocations, charged separately).
     pub file_create_ns: u64,
@@ -130,6 +138,7 @@ impl Default for CostTable {
             copy_page_ns: 600,
             syscall_ns: 150,
             write_begin_end_ns: 0,
+            get_block_ns: 0,
             file_create_ns: 12_000,
             file_unlink_ns: 8_000,
             shrink_page_ns: 120,
