@@ -99,8 +99,8 @@ EXT3_4608M_UNDER_CFQ = pytest.mark.xfail(
     "erase block at most switches (5.0M pages copied a run at 4608M in vanilla, 3.6M with "
     "per-zone limits, 1.6M and 1.5M under deadline); vanilla, which writes more through the "
     "async queue (14,850 full requests against 9,109), pays more and takes 1434 s against 1118 s "
-    "(the seed: 1274 and 1318); 1631 s against 1390 s since dd syncs its file (session 56). EXPERIMENTS.md, "
-    "sessions 54 and 56",
+    "(the seed: 1274 and 1318); 1631 s against 1390 s since dd syncs its file (session 56), 1642 s against 1481 s with "
+    "dd's CPU time fitted to the seed's (session 57). EXPERIMENTS.md, sessions 54, 56 and 57",
 )
 
 
@@ -121,11 +121,16 @@ EXT3_4608M_VANILLA_SCANS_DIRECTLY = pytest.mark.xfail(
     "and the allocations reach the min mark meanwhile. Per-zone limits scan directly as much "
     "(34%), so the direction is a tie; it went the seed's way by a few percent until session 55, "
     "when LRU additions began to count in the reclaim statistics. Most of vanilla's direct scans fall in "
-    "the last second of dd's writes (session 56). EXPERIMENTS.md, sessions 55 and 56",
+    "the last second of dd's writes (session 56). With the dd CPU time fitted to the seed's (session 57) "
+    "the full matrix's runs scan 1,332,948 and 1,337,061 pages directly in three runs, 45% and 46% of "
+    "their scanning. EXPERIMENTS.md, sessions 55 to 57",
 )
 
 
 @pytest.mark.parametrize("fs", [pytest.param("ext3", marks=EXT3_4608M_VANILLA_SCANS_DIRECTLY), "ext4", "xfs"])
 def test_at_4608m_direct_reclaim_appears_with_per_zone_limits(report, fs):
+    # The seed: 115,384 pages scanned directly with per-zone limits in four runs, none in
+    # vanilla's. A tie is not that direction, so per-zone limits must scan directly at least
+    # four times as much as vanilla.
     bench = f"simple-writeback-4608M-{fs}"
-    assert _direct(_vm(report, bench, PZD)) > _direct(_vm(report, bench, VANILLA))
+    assert _direct(_vm(report, bench, PZD)) > 4 * _direct(_vm(report, bench, VANILLA))
