@@ -58,9 +58,9 @@ pub struct CostTable {
     /// reserving or mapping its block, buffer heads, updating i_size and dirtying the inode
     /// (under a journal handle on ext3/ext4). Not the page cache lookup, allocation or copy.
     /// Default 0: the reference core's buffered write is the other entries alone (about
-    /// 1.1 µs a page); the oracle's 6.1 guest needs 1500 (× its slowdown) on top, and with as
-    /// little as 600 the 4608M ext3 run of the per-zone-dirty study no longer enters direct
-    /// reclaim (docs/calibration.md).
+    /// 1.1 µs a page); the oracle's 6.1 guest needs 1500 (× its slowdown) on top, and the
+    /// per-zone-dirty study's 2009 machine 3300, fitted to its seed's dd CPU time
+    /// (docs/calibration.md).
     pub write_begin_end_ns: u64,
     /// Mapping a new data block in ->write_begin, which file systems without delayed
     /// allocation (ext2, ext3) do for every page a write extends: ext3_get_blocks_handle's
