@@ -518,11 +518,26 @@ impl Mm {
         self.alloc_file_block(ino, index, pid, true)
     }
 
+    /// ->write_begin of a file system without delayed allocation (ext2, ext3) maps page
+    /// `index`'s block now; allocating one costs the writer `get_block_ns`.
+    pub fn write_begin_get_block(&mut self, ino: Ino, index: u32) {
+        if self.bmap(ino, index).is_none() {
+            self.cost_ns += self.costs.get_block_ns;
+            let pid = self.sched.current_pid;
+            self.alloc_new_file_block(ino, index, pid, true);
+        }
+    }
+
     /// `get_block` for task `pid`, journaling the allocation or not.
     fn alloc_file_block(&mut self, ino: Ino, index: u32, pid: u32, journal: bool) -> u64 {
-        if let Some(s) = self.bmap(ino, index) {
-            return s;
+        match self.bmap(ino, index) {
+            Some(s) => s,
+            None => self.alloc_new_file_block(ino, index, pid, journal),
         }
+    }
+
+    /// `alloc_file_block` for a page that has no block yet.
+    fn alloc_new_file_block(&mut self, ino: Ino, index: u32, pid: u32, journal: bool) -> u64 {
         let sb = self.inode(ino).sb;
         let fs = self.sbs[sb].fs_type;
         let mut goal = self.block_goal(ino, index, pid);

@@ -216,10 +216,7 @@ impl Mm {
         self.pages[pfn as usize].flags |= PG_LOCKED;
         // write_begin of a file system without delayed allocation maps the block now.
         if new_page && !self.sbs[self.inode(ino).sb].fs_type.delalloc() {
-            if self.bmap(ino, index).is_none() {
-                self.cost_ns += self.costs.get_block_ns;
-            }
-            self.get_block(ino, index);
+            self.write_begin_get_block(ino, index);
         }
         let sb = self.inode(ino).sb;
         if self.sbs[sb].fs_type.data_buffer_heads(self.era) {
