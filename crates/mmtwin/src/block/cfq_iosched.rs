@@ -19,8 +19,8 @@
 //!   the tree whose first queue has the lowest key is chosen (cfq_choose_wl).
 //! * A sync queue with an idle window that runs empty is not expired: the scheduler waits
 //!   `slice_idle` (8 ms) for the task's next request, dispatching nothing else meanwhile
-//!   (cfq_arm_slice_timer). The last queue of a sync tree idles too, and with only one busy
-//!   queue the group idles (`group_idle`, 8 ms).
+//!   (cfq_arm_slice_timer). The last queue of a sync tree idles too. There is no group idling:
+//!   cfq_group_idle is 0 without CONFIG_CFQ_GROUP_IOSCHED.
 //! * A sync request arriving while an async queue is active preempts it (cfq_should_preempt),
 //!   as does a request of a queue that may run while the active one is idle or used up.
 //! * Within a queue, requests go out in the order of cfq_choose_req from the head position
@@ -48,8 +48,6 @@ use crate::mm::page_writeback::JIFFY_NS;
 pub const SLICE_NS: [u64; 2] = [40_000_000, 100_000_000];
 /// cfq_slice_idle (HZ/125): how long an empty sync queue waits for its task's next request.
 pub const SLICE_IDLE_NS: u64 = 8_000_000;
-/// cfq_group_idle (HZ/125).
-pub const GROUP_IDLE_NS: u64 = 8_000_000;
 /// cfq_target_latency (300 ms).
 pub const TARGET_LATENCY_NS: u64 = 300_000_000;
 /// cfq_fifo_expire: async HZ/4, sync HZ/8, indexed by sync.
@@ -210,9 +208,8 @@ pub struct Cfq {
     serving_type: Workload,
     workload_expires: i64,
     busy_queues_avg: u64,
-    /// The root group's busy queues (cfqg->nr_cfqq) and requests in the driver.
+    /// The root group's busy queues (cfqg->nr_cfqq).
     nr_cfqq: u64,
-    group_dispatched: u64,
     saved_workload_slice: u64,
     saved_workload: Workload,
     last_position: u64,
@@ -240,7 +237,6 @@ impl Default for Cfq {
             workload_expires: 0,
             busy_queues_avg: 0,
             nr_cfqq: 0,
-            group_dispatched: 0,
             saved_workload_slice: 0,
             saved_workload: Workload::Async,
             last_position: 0,
@@ -559,11 +555,9 @@ impl Cfq {
         self.tree_count[t] == 1 && q.sync && !self.tree_ttime[t].big(SLICE_IDLE_NS)
     }
 
-    /// The check_group_idle and expire steps of cfq_select_queue.
-    fn group_idle_or_expire(&mut self, now: u64) -> Option<usize> {
-        if self.nr_cfqq == 1 && self.group_dispatched > 0 {
-            return None;
-        }
+    /// The expire step of cfq_select_queue. (Its check_group_idle step waits for the group's
+    /// requests only when cfq_group_idle is set, which needs CONFIG_CFQ_GROUP_IOSCHED.)
+    fn expire(&mut self, now: u64) -> Option<usize> {
         self.slice_expired(false, now);
         self.new_queue(now)
     }
@@ -591,7 +585,7 @@ impl Cfq {
             if self.nr_cfqq == 1 && q.queued == 0 && q.dispatched > 0 && self.should_idle(i) {
                 return None;
             }
-            return self.group_idle_or_expire(now);
+            return self.expire(now);
         }
         if self.queues[i].queued > 0 {
             return Some(i);
@@ -607,7 +601,7 @@ impl Cfq {
         if self.queues[i].dispatched > 0 && self.should_idle(i) {
             return None;
         }
-        self.group_idle_or_expire(now)
+        self.expire(now)
     }
 
     /// cfq_slice_used_soon.
@@ -790,7 +784,6 @@ impl Cfq {
         q.queued -= 1;
         q.dispatched += 1;
         self.rq_queued -= 1;
-        self.group_dispatched += 1;
         self.rq_in_flight[usize::from(self.queues[i].sync)] += 1;
         self.last_position = rq.end();
         self.active_cic = true;
@@ -819,11 +812,14 @@ impl Cfq {
         (q.ttime.valid() && left < q.ttime.mean as i64) || (left > 0 && left <= JIFFY_NS as i64)
     }
 
-    /// cfq_arm_slice_timer: the active queue ran empty; wait slice_idle for its task (or
-    /// group_idle when it is the group's only queue).
+    /// cfq_arm_slice_timer: the active queue ran empty; wait slice_idle for its task. A queue
+    /// that should not idle is not waited for: without CONFIG_CFQ_GROUP_IOSCHED, 3.x sets
+    /// cfq_group_idle to 0 (cfq_init), so there is no group idling either.
     fn arm_slice_timer(&mut self, now: u64) {
         let Some(i) = self.active else { return };
-        let group_idle = !self.should_idle(i);
+        if !self.should_idle(i) {
+            return;
+        }
         let q = &self.queues[i];
         if q.dispatched > 0 {
             return;
@@ -831,11 +827,8 @@ impl Cfq {
         if q.ttime.valid() && (q.slice_end as i64 - now as i64) < q.ttime.mean as i64 {
             return;
         }
-        if group_idle && self.nr_cfqq > 1 {
-            return;
-        }
         self.queues[i].wait_request = true;
-        self.idle_timer = Some(now + if group_idle { GROUP_IDLE_NS } else { SLICE_IDLE_NS });
+        self.idle_timer = Some(now + SLICE_IDLE_NS);
         self.stats.idle_waits += 1;
     }
 
@@ -844,7 +837,6 @@ impl Cfq {
     pub fn completed(&mut self, rq: &Request, now: u64) {
         let i = self.index(rq.cfqq);
         self.queues[i].dispatched -= 1;
-        self.group_dispatched -= 1;
         self.rq_in_flight[usize::from(self.queues[i].sync)] -= 1;
         let sync = rq_is_sync(rq);
         if sync {
