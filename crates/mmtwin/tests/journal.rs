@@ -352,6 +352,43 @@ fn an_ext3_commit_sleeps_for_a_request_holding_one_data_page_and_then_fills_that
 }
 
 #[test]
+fn a_commit_whose_log_write_finds_the_sync_pool_used_up_sleeps_holding_it() {
+    // 3.x submit_bh → submit_bio → get_request_wait: the journal's log blocks wait for a free
+    // request like any other write. With the sync pool used up, the thread sleeps holding
+    // the log's bio, which is queued only once a request is freed.
+    use mmtwin::block::{Bio, Dir, Pool};
+    let mut mm = boot_fs_disk("ext4", "disk = { nr_requests = 4 }");
+    write_file(&mut mm, 8);
+    // Five WRITE_SYNC requests far apart: one on the device, four queued.
+    let io = mm.new_dio(usize::MAX);
+    for i in 0..5u64 {
+        let mut b = Bio::new(Dir::Write, 1_000_000 + i * 10_000, 2 * i as Pfn).req_sync();
+        b.dio = io;
+        mm.dios[io as usize - 1].remaining += 1;
+        mm.submit_bio(0, b);
+    }
+    assert_eq!(mm.bdevs[0].allocated(Pool::Sync), 4, "the sync pool is used up");
+    let mut k = Kjournald::new(0, "jbd2/sda-8".into());
+    mm.now_ns = COMMIT_INTERVAL_NS;
+    let mut rng = Rng::new(1);
+    let mut cx = TaskCx { now: mm.now_ns, cpu: 0, tid: 0, mm: &mut mm, rng: &mut rng, timed_out: false };
+    k.step(&mut cx);
+    assert!(mm.rq_wait_owed.is_some(), "asleep in get_request_wait");
+    let held = mm.held_bio[0].as_ref().expect("the log's bio, held");
+    assert_eq!((held.bio.pages.len(), held.bio.sync), (5, true), "the descriptor and four metadata copies, WRITE_SYNC");
+    assert_eq!(mm.bdevs[0].allocated(Pool::Sync), 4, "nothing more queued");
+    // The requests complete; woken, the thread queues its bio, and the commit ends.
+    run_io(&mut mm);
+    woken_for_request(&mut mm);
+    assert!(mm.held_bio[0].is_none());
+    let now = mm.now_ns;
+    run_journal(&mut mm, &mut k, now);
+    let s = &mm.bdevs[0].stats;
+    assert_eq!((s.journal_commits, s.journal_blocks), (1, 6));
+    assert_eq!(s.requests[1], 7, "five, the log, the commit block");
+}
+
+#[test]
 fn the_journal_writes_with_write_sync_from_the_pool_reads_use_and_the_flusher_from_writebacks() {
     // 3.0 jbd submits a commit's ordered data and log blocks WRITE_SYNC (REQ_SYNC): their
     // requests come from the queue's sync pool, which reads use, so they never make the queue

@@ -106,8 +106,8 @@ impl Mm {
     /// Submits a bio to device `dev` (submit_bio → generic_make_request → __make_request),
     /// counting pgpgin / pgpgout in KiB: into the task's plug if one is active, else into the
     /// queue, starting the device if it is idle and its queue not plugged. The bio gets its
-    /// request whatever the pool holds: reads, direct I/O, the journal's log, and a write
-    /// whose request its writer already had (`submit_bio_or_sleep` is the asking form).
+    /// request whatever the pool holds: reads, direct I/O, and a write whose request its
+    /// writer already had (`submit_bio_or_sleep` is the asking form).
     pub fn submit_bio(&mut self, dev: usize, mut bio: Bio) {
         bio.owner = self.sched.current_pid;
         self.count_bio(&bio);

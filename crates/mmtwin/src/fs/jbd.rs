@@ -427,7 +427,9 @@ impl Mm {
     /// Submits writes of file system blocks `blocks` (sorted) of superblock `sb`, adjacent
     /// blocks in one bio, counted on I/O context `io`, under one plug; WRITE_SYNC if `sync`
     /// (the journal's own writes: its log, log_do_checkpoint's batches), else WRITE (the
-    /// flusher's turn at the block device inode). The bios carry stand-in frames, not the
+    /// flusher's turn at the block device inode). Each bio asks for a request as submit_bh's
+    /// do in 3.x (get_request_wait): if the pool is used up, the task sleeps holding it at
+    /// the end of its step (`submit_bio_or_sleep`). The bios carry stand-in frames, not the
     /// blocks' cached pages: the completion has no page to end (like direct I/O), and each
     /// block is its own segment.
     fn jbd_write_blocks(&mut self, sb: usize, blocks: &[u64], io: u32, sync: bool) {
@@ -444,13 +446,13 @@ impl Mm {
                 x.sync = sync;
                 x.noidle = sync;
                 if let Some(x) = bio.replace(x) {
-                    self.submit_bio(dev, x);
+                    self.submit_bio_or_sleep(dev, x);
                 }
             }
         }
         self.dios[io as usize - 1].remaining += blocks.len() as u32;
         if let Some(x) = bio.take() {
-            self.submit_bio(dev, x);
+            self.submit_bio_or_sleep(dev, x);
         }
         self.blk_finish_plug(plugged);
     }
