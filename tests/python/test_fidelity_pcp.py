@@ -119,19 +119,21 @@ def test_without_the_stalls_16_readers_read_more(fcp, mem):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="since session 52 a reader back from the allocator's wait retries at rebalance, the try "
-    "at the min watermark, before direct reclaim, as 2.6.32 does: the stalls cost 16 readers "
-    "73% at 256M and 74% at 320M (EXPERIMENTS.md, session 52)",
+    reason="the stalls cost 16 readers about as much with 64M more: 61% at 256M and 59% at 320M "
+    "since session 58, when the legacy request_fn takes each request from the scheduler while "
+    "the one before it is in flight (73% and 74% in session 52; EXPERIMENTS.md)",
 )
 def test_with_64m_more_the_stalls_cost_16_readers_less(fcp):
-    # The seed: the loss almost vanishes with ~64M more. The twin: it shrank, a little
-    # (64% -> 56% since session 23; 71% -> 67% over three runs once iozone stonewalls,
-    # session 35, where one run alone tied: EXPERIMENTS.md); since session 52 it does not.
+    # The seed: "giving the system just a bit (~64m+) more memory solves the issue almost
+    # completely". Asserted as at least halving the loss. The twin's loss shrank a little in
+    # earlier sessions (64% -> 56% in session 23; 71% -> 67% over three runs in session 35);
+    # since session 52 it barely moves (session 58: 61% -> 59%, which the weaker assertion
+    # used until then, any shrinking, counted as the seed's finding).
     def loss(mem):
         bench = f"iozone-{mem}"
         return 1 - metric_mean(fcp, bench, E084B, "16", READ) / metric_mean(fcp, bench, NOSTALL, "16", READ)
 
-    assert loss("320M") < loss("256M")
+    assert loss("320M") < 0.5 * loss("256M")
 
 
 @pytest.mark.parametrize("report", ["fcp", "segs16"])

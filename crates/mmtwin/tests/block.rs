@@ -437,15 +437,18 @@ fn a_task_plug_lets_a_writers_bios_reach_an_idle_disk_as_one_request() {
     // Pages 0, 2 and 1 of a run, in that order (a later bio fills a gap).
     let order = [0u64, 2, 1];
     // Without a plug (a 3.x writer outside write(), e.g. ext4's own writepages) the first bio
-    // goes straight to the idle disk; the other two merge behind it.
+    // goes straight to the idle disk, and scsi_request_fn takes the second from the
+    // scheduler at once while the disk is busy (blk_peek_request): the third can join
+    // neither.
     let mut mm = boot_with("nodes = [{ id = 0, cpus = 1, memory = \"256M\" }]", "linux-3.0", "");
     let id = mm.new_dio(usize::MAX);
     for &p in &order {
         submit_dio_write(&mut mm, id, p, 1);
     }
     assert_eq!(mm.bdevs[0].in_flight.as_ref().map(|(r, _)| r.nr_sectors), Some(SECTORS_PER_PAGE), "a one-page request went out alone");
+    assert_eq!(mm.bdevs[0].peeked.as_ref().map(|r| r.sector), Some(2 * SECTORS_PER_PAGE), "the next one is peeked");
     run_io(&mut mm);
-    assert_eq!(mm.bdevs[0].stats.requests[1], 2);
+    assert_eq!(mm.bdevs[0].stats.requests[1], 3);
     // Under the plug of write() (blk_start_plug in generic_file_aio_write) they are held
     // back: page 2 cannot join page 0, page 1 joins page 0's request in the plug, and when the
     // plug is flushed page 2's request joins the back of the queued one.
@@ -468,6 +471,34 @@ fn a_task_plug_lets_a_writers_bios_reach_an_idle_disk_as_one_request() {
 }
 
 #[test]
+fn a_3x_queue_takes_the_next_request_from_the_scheduler_while_the_disk_is_busy_and_6x_does_not() {
+    // scsi_request_fn calls blk_peek_request before scsi_dev_queue_ready: the request after
+    // the one in flight leaves the elevator at once (no bio merges into it any more), and the
+    // disk starts it when it completes the first. blk-mq asks the scheduler only when the
+    // device has room.
+    let mut mm = boot_with("nodes = [{ id = 0, cpus = 1, memory = \"256M\" }]", "linux-3.0", "");
+    let id = mm.new_dio(usize::MAX);
+    for at in [0, 100, 101] {
+        submit_dio_write(&mut mm, id, at, 1);
+    }
+    let d = &mm.bdevs[0];
+    assert_eq!(d.peeked.as_ref().map(|r| r.sector), Some(100 * SECTORS_PER_PAGE));
+    assert_eq!(d.nr_queued(Dir::Write), 1, "page 101 could not join the peeked request");
+    assert_eq!(d.allocated(mmtwin::block::Pool::Async), 2, "the peeked request still holds its place in the pool");
+    run_io(&mut mm);
+    assert_eq!(mm.bdevs[0].stats.requests[1], 3);
+    let mut mm = boot_with("nodes = [{ id = 0, cpus = 1, memory = \"256M\" }]", "linux-6.1", "");
+    let id = mm.new_dio(usize::MAX);
+    for at in [0, 100, 101] {
+        submit_dio_write(&mut mm, id, at, 1);
+    }
+    assert!(mm.bdevs[0].peeked.is_none());
+    assert_eq!(mm.bdevs[0].nr_queued(Dir::Write), 1, "pages 100 and 101 in one request");
+    run_io(&mut mm);
+    assert_eq!(mm.bdevs[0].stats.requests[1], 2);
+}
+
+#[test]
 fn a_3x_plug_is_flushed_before_its_17th_request_and_6x_before_one_after_128k() {
     // 3.x: BLK_MAX_REQUEST_COUNT 16.
     let mut mm = boot_with("nodes = [{ id = 0, cpus = 1, memory = \"256M\" }]", "linux-3.0", "");
@@ -479,7 +510,8 @@ fn a_3x_plug_is_flushed_before_its_17th_request_and_6x_before_one_after_128k() {
     assert!(mm.bdevs[0].in_flight.is_none());
     submit_dio_write(&mut mm, id, 1600, 1);
     assert!(mm.bdevs[0].in_flight.is_some(), "the 17th request flushed the first 16");
-    assert_eq!((mm.bdevs[0].nr_queued(Dir::Write), mm.bdevs[0].plugged[1]), (15, 1));
+    assert!(mm.bdevs[0].peeked.is_some(), "the second is peeked");
+    assert_eq!((mm.bdevs[0].nr_queued(Dir::Write), mm.bdevs[0].plugged[1]), (14, 1));
     mm.blk_finish_plug(plugged);
     run_io(&mut mm);
     // 6.x: a plug whose last request reached 128 KiB is flushed before it takes another.

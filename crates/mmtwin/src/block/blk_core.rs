@@ -365,7 +365,7 @@ impl Mm {
     fn queue_plug_bio(&mut self, dev: usize, bio: Bio) {
         let waited_for = bio.dir == Dir::Read || bio.dio != 0;
         let d = &mut self.bdevs[dev];
-        if d.nr_queued(Dir::Read) + d.nr_queued(Dir::Write) == 0 && !d.queue_plugged {
+        if d.elv_queue_empty() && !d.queue_plugged {
             d.queue_plugged = true;
             d.unplug_at = self.now_ns + UNPLUG_DELAY_NS;
             self.unplug_timers.push((d.unplug_at, dev));

@@ -35,7 +35,9 @@
 //! merges the queues of tasks reading interleaved areas), REQ_META/REQ_PRIO preemption,
 //! ELV_MQUEUE_MUST (a waiting queue's task allocating past a full pool), and NCQ detection
 //! (hw_tag): every device is rotational to CFQ (usb-storage and the SATA disk do not set
-//! QUEUE_FLAG_NONROT in 3.0) and the model dispatches one request at a time.
+//! QUEUE_FLAG_NONROT in 3.0); the devices work on one request at a time, and scsi_request_fn
+//! takes the next from CFQ while they do (`BlockDevice::peeked`), so CFQ decides with that one
+//! in flight.
 
 use std::collections::VecDeque;
 

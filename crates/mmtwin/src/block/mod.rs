@@ -43,6 +43,11 @@
 //!   previous one ended (a short forward skip costs only the time the skipped sectors take to
 //!   pass), a fixed per-request overhead, a per-segment cost (the controller fetching one
 //!   DMA descriptor per scatterlist entry), then the transfer at the device bandwidth.
+//! * The legacy request queue (2.6.x–4.x) runs scsi_request_fn, which takes the next request
+//!   from the scheduler (blk_peek_request) before it asks whether the device has room: while
+//!   the device is busy one more request waits on the dispatch list (`peeked`), chosen then,
+//!   no longer mergeable, and counted by the scheduler as in flight. blk-mq asks the
+//!   scheduler only when the device can take a request.
 //!
 //! * A flash device with erase blocks (`erase_block_kb`) pays no seek for a write; its flash
 //!   translation layer (`ftl`) charges the copies it makes to close an erase block instead.
@@ -661,6 +666,15 @@ pub struct BlockDevice {
     queued: [VecDeque<Request>; 2],
     /// The request the device is working on and when it finishes.
     pub in_flight: Option<(Request, u64)>,
+    /// The request taken from the scheduler while the device was busy (`request_fn_peeks`):
+    /// next to start, no longer mergeable, still counted in its pool.
+    pub peeked: Option<Request>,
+    /// 2.6.x/3.x scsi_request_fn takes the next request from the elevator
+    /// (blk_peek_request, which activates it in the scheduler) before it asks whether the
+    /// device can take one (scsi_dev_queue_ready): on a device that works on one request at
+    /// a time, the scheduler chooses each request while the one before it is in flight.
+    /// blk-mq asks the scheduler only when the device has room (its dispatch budget).
+    pub request_fn_peeks: bool,
     /// Sector after the last one transferred (head position).
     head: u64,
     /// Reads dispatched in a row while writes waited (deadline's starved counter).
@@ -721,6 +735,8 @@ impl BlockDevice {
             model,
             queued: [VecDeque::new(), VecDeque::new()],
             in_flight: None,
+            peeked: None,
+            request_fn_peeks: false,
             head: 0,
             starved: 0,
             next_rq: [None; 2],
@@ -808,7 +824,18 @@ impl BlockDevice {
         if let Err(bio) = self.queue_merge(bio) {
             self.add_request(Request::from_bio(bio), now);
         }
-        self.in_flight.is_none()
+        self.wants_run()
+    }
+
+    /// Whether running the queue now may start or peek a request: the device is idle, or
+    /// busy with no request peeked yet (`request_fn_peeks`).
+    fn wants_run(&self) -> bool {
+        self.in_flight.is_none() || (self.request_fn_peeks && self.peeked.is_none())
+    }
+
+    /// elv_queue_empty: no request queued in the scheduler or on the dispatch list.
+    pub fn elv_queue_empty(&self) -> bool {
+        self.queued[0].is_empty() && self.queued[1].is_empty() && self.peeked.is_none()
     }
 
     /// elv_merge and bio_attempt_back_merge / bio_attempt_front_merge: the bio joins the back
@@ -903,7 +930,7 @@ impl BlockDevice {
             }
             None => self.add_request(rq, now),
         }
-        self.in_flight.is_none()
+        self.wants_run()
     }
 
     /// ll_merge_requests_fn: the segments of `a` followed by `b` if they fit max_sectors and
@@ -1042,14 +1069,34 @@ impl BlockDevice {
         Some(rq)
     }
 
-    /// Starts the next request if the device is idle; returns its completion time.
-    /// `host_free_at` is when the shared host path (see `host_bandwidth`) is next free; a
-    /// transfer waits for it and then holds it for bytes / host_bandwidth.
+    /// Runs the queue (request_fn): starts the next request if the device is idle, the one
+    /// peeked before if there is one, and returns its completion time; with
+    /// `request_fn_peeks`, then takes the request after it from the scheduler. `host_free_at`
+    /// is when the shared host path (see `host_bandwidth`) is next free; a transfer waits for
+    /// it and then holds it for bytes / host_bandwidth.
     pub fn dispatch(&mut self, now: u64, host_free_at: &mut u64) -> Option<u64> {
-        if self.in_flight.is_some() || self.queue_plugged {
+        if self.queue_plugged {
             return None;
         }
-        let rq = self.pick(now)?;
+        if self.in_flight.is_some() {
+            if self.request_fn_peeks && self.peeked.is_none() {
+                self.peeked = self.pick(now);
+            }
+            return None;
+        }
+        let rq = match self.peeked.take() {
+            Some(rq) => rq,
+            None => self.pick(now)?,
+        };
+        let done = self.start(rq, now, host_free_at);
+        if self.request_fn_peeks {
+            self.peeked = self.pick(now);
+        }
+        Some(done)
+    }
+
+    /// The device takes request `rq` at `now`: returns its completion time.
+    fn start(&mut self, rq: Request, now: u64, host_free_at: &mut u64) -> u64 {
         let d = rq.dir as usize;
         let p = self.rq_pool(&rq);
         self.pool_queued[p as usize] -= 1;
@@ -1091,7 +1138,7 @@ impl BlockDevice {
         self.stats.rq_seg_hist[d][((63 - sg.max(1).leading_zeros()) as usize).min(RQ_SEG_BUCKETS - 1)] += 1;
         self.stats.busy_ns += t;
         self.in_flight = Some((rq, done));
-        Some(done)
+        done
     }
 
     /// Ends the request in flight (its completion time has come, `now`) and returns it.

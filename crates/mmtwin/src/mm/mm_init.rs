@@ -82,6 +82,8 @@ impl Mm {
     fn add_disk(&mut self, dev: usize, disk: &crate::block::DeviceModel, fs_type: crate::fs::FsType, fs_start: u64) {
         let mut bdev = crate::block::BlockDevice::new(&disk_name(dev), disk.clone());
         bdev.sync_pool = self.policy.request_alloc != crate::mm::policy::RequestAlloc::Tags;
+        // The legacy request queue's scsi_request_fn peeks; blk-mq (tags) does not.
+        bdev.request_fn_peeks = bdev.sync_pool;
         self.bdevs.push(bdev);
         self.bdi_stat.push(crate::fs::fs_writeback::BdiStat::new());
         self.bdi_work.push(Default::default());
