@@ -84,9 +84,9 @@ def test_largedd_copies_faster_because_the_source_stays_cached(report, kernel):
 
 
 NOT_REPRODUCED = pytest.mark.xfail(strict=True, reason="disk-bound in the twin: the variants tie within the runs' spread "
-                                    "(with the write path's CPU time fitted in session 57, zlcfirst's fs_mark makes 4% fewer "
-                                    "Files/s over four seeds); fs_mark also pays the DMA zone's writes by reclaim at this size "
-                                    "(EXPERIMENTS.md)")
+                                    "(session 58: over four seeds zlcfirst's fs_mark makes 1.2% fewer Files/s and takes "
+                                    "1.2% longer; 4% fewer Files/s in session 57); fs_mark also pays the DMA zone's "
+                                    "zone_reclaims and writes by reclaim at this size (EXPERIMENTS.md)")
 
 
 def _elapsed(out, bench, kernel):
