@@ -359,7 +359,10 @@ fn a_commit_whose_log_write_finds_the_sync_pool_used_up_sleeps_holding_it() {
     use mmtwin::block::{Bio, Dir, Pool};
     let mut mm = boot_fs_disk("ext4", "disk = { nr_requests = 4 }");
     write_file(&mut mm, 8);
-    // Five WRITE_SYNC requests far apart: one on the device, four queued.
+    mm.now_ns = COMMIT_INTERVAL_NS;
+    // Another task's five WRITE_SYNC requests far apart: one on the device, one taken from
+    // the scheduler while it is busy, three queued.
+    mm.sched.current_pid = 1;
     let io = mm.new_dio(usize::MAX);
     for i in 0..5u64 {
         let mut b = Bio::new(Dir::Write, 1_000_000 + i * 10_000, 2 * i as Pfn).req_sync();
@@ -367,9 +370,9 @@ fn a_commit_whose_log_write_finds_the_sync_pool_used_up_sleeps_holding_it() {
         mm.dios[io as usize - 1].remaining += 1;
         mm.submit_bio(0, b);
     }
+    mm.sched.current_pid = 0;
     assert_eq!(mm.bdevs[0].allocated(Pool::Sync), 4, "the sync pool is used up");
     let mut k = Kjournald::new(0, "jbd2/sda-8".into());
-    mm.now_ns = COMMIT_INTERVAL_NS;
     let mut rng = Rng::new(1);
     let mut cx = TaskCx { now: mm.now_ns, cpu: 0, tid: 0, mm: &mut mm, rng: &mut rng, timed_out: false };
     k.step(&mut cx);
