@@ -169,7 +169,8 @@ fn reclaim_swaps_anon_pages_out_and_frees_them_once_written() {
     complete_io(&mut mm);
     // Written back-to-back to one cluster of slots: 3.1's reclaim does not plug, so the first
     // write goes straight to the idle disk, the second is taken from the scheduler while the
-    // disk is busy (scsi_request_fn's peek), and the other 30 merge behind it.
+    // disk is busy (scsi_request_fn's peek), and the third starts a request the other 29
+    // join.
     assert_eq!(mm.bdevs[0].stats.requests[1], 3);
     // Written and rotated to the tail of the inactive list.
     assert_eq!(mm.events.get(VmStat::Pgrotated), 32);
@@ -196,7 +197,7 @@ fn a_touch_of_a_swapped_page_reads_its_cluster_back_and_a_store_frees_the_slot()
     check_all(&mm).unwrap();
     complete_io(&mut mm);
     // 3.x submits each read at once: the first goes straight to the idle disk, the second is
-    // peeked while the disk is busy, and the other six merge behind it.
+    // peeked while the disk is busy, and the third starts a request the other five join.
     assert_eq!(mm.bdevs[0].stats.requests[0] - reads0, 3);
     assert_eq!(mm.handle_anon_fault(vma, 13, false, 0), Fault::Done { major: true });
     // Mapped again; its slot stays allocated for the clean swap cache copy.
