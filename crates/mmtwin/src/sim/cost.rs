@@ -58,16 +58,16 @@ pub struct CostTable {
     /// reserving or mapping its block, buffer heads, updating i_size and dirtying the inode
     /// (under a journal handle on ext3/ext4). Not the page cache lookup, allocation or copy.
     /// Default 0: the reference core's buffered write is the other entries alone (about
-    /// 1.1 µs a page); the oracle's 6.1 guest needs 1500 (× its slowdown) on top, and the
-    /// per-zone-dirty study's 2009 machine 3300, fitted to its seed's dd CPU time
-    /// (docs/calibration.md).
+    /// 1.1 µs a page); the oracle's 6.1 guest needs 1500 (× its slowdown) on top. The
+    /// per-zone-dirty scenarios set 3300, fitted to their seed's dd CPU time, and the zlc
+    /// scenarios 18600, fitted to their seed's fs_mark CPU time (docs/calibration.md).
     pub write_begin_end_ns: u64,
     /// Mapping a new data block in ->write_begin, which file systems without delayed
     /// allocation (ext2, ext3) do for every page a write extends: ext3_get_blocks_handle's
     /// bitmap search and, under the journal, getting write access to and dirtying the bitmap,
     /// group descriptor and indirect block buffers. Delayed allocation maps blocks at
     /// writeback, in the flusher's time, and is not charged here. Default 0, as
-    /// `write_begin_end_ns`; the per-zone-dirty scenario fits both to its seed's dd CPU time
+    /// `write_begin_end_ns`; the per-zone-dirty and zlc scenarios set 2100, fitted with it
     /// (docs/calibration.md).
     pub get_block_ns: u64,
     /// Creating a file: path lookup, inode and dentry set-up, directory entry (not the slab
