@@ -44,7 +44,10 @@ def run_iteration(
     "seeks", "busy_ns", "merge_refused_segments": int, "rq_size_hist": [read[9], write[9]],
     "rq_seg_hist": [read[8], write[8]]}``. ``rq_size_hist`` counts dispatched requests by size:
     ≤4K, 8K, ≤16K, ≤32K, ≤64K, ≤128K, ≤256K, ≤512K, more; ``rq_seg_hist`` by scatterlist
-    segments: 1, 2–3, 4–7, 8–15, 16–31, 32–63, 64–127, ≥128. It also holds the journal
+    segments: 1, 2–3, 4–7, 8–15, 16–31, 32–63, 64–127, ≥128. ``"seek_dist_hist"`` counts the
+    seeks by the distance the head moved (under 1 MiB, under 16 MiB, under 256 MiB, farther) and
+    ``"seek_ns"`` is the part of ``busy_ns`` spent reaching requests (seeks, and short forward
+    gaps let pass under the head). It also holds the journal
     counters and ``"congestion_waits"``/``"congestion_wait_ns"``: congestion_wait calls and the
     time they slept, [allocator slow path, direct reclaim, kswapd]; and, for flash devices,
     ``"ftl_gc_copies"``/``"ftl_gc_copied_pages"``: erase blocks the flash translation layer

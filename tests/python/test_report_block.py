@@ -147,6 +147,27 @@ def test_flash_translation_layer_rows_only_when_a_kernel_copied(tmp_path):
     assert not any("FTL" in r.label for r in table(report, "Block I/O (mmtwin)").rows)
 
 
+def test_seek_distance_rows_when_results_carry_them(tmp_path):
+    a, b = block(10, 4, 1, writes=5), block(10, 4, 1, writes=5)
+    a.update(seek_dist_hist=[6, 2, 1, 1], seek_ns=80_000_000)
+    b.update(seek_dist_hist=[0, 0, 0, 10], seek_ns=85_000_000)
+    report = build_report(load_runs([folder(tmp_path / "with", {"a": [a], "b": [b]})]), "current")
+    main = table(report, "Block I/O (mmtwin)")
+    labels = [r.label for r in main.rows]
+    # between the seek count and the busy time
+    assert labels.index("Seeks") + 6 == labels.index("Device busy (s)")
+    assert values(main, "Seeks under 1 MiB") == [6, 0]
+    assert values(main, "Seeks 256 MiB and over") == [1, 10]
+    assert values(main, "Seek time (s)") == pytest.approx([0.08, 0.085])
+    # results written before the counters existed show the seek count alone
+    del a["seek_dist_hist"], a["seek_ns"]
+    report = build_report(load_runs([folder(tmp_path / "without", {"a": [a]})]), "current")
+    assert not any(r.label.startswith("Seek") and r.label != "Seeks" for r in table(report, "Block I/O (mmtwin)").rows)
+    a["seek_dist_hist"] = [1, 2]
+    with pytest.raises(ReportError, match=r"'seek_dist_hist' must be a list of 4 numbers"):
+        load_runs([folder(tmp_path / "bad", {"a": [a]})])
+
+
 def test_cfq_rows_only_when_a_kernel_ran_cfq(tmp_path):
     a, b = block(10, 4, 1, writes=5), block(10, 4, 1, writes=5)
     a.update(cfq_slices=40, cfq_preemptions=3, cfq_idle_waits=7, cfq_idle_expired=2)

@@ -144,6 +144,8 @@ fn run_iteration<'py>(py: Python<'py>, resolved_toml: &str, iteration: u32, prog
     b.set_item("merges", t.merges.to_vec())?;
     b.set_item("segments", t.segments.to_vec())?;
     b.set_item("seeks", t.seeks)?;
+    b.set_item("seek_dist_hist", t.seek_dist_hist.to_vec())?;
+    b.set_item("seek_ns", t.seek_ns)?;
     b.set_item("busy_ns", t.busy_ns)?;
     b.set_item("merge_refused_segments", t.merge_refused_segments)?;
     b.set_item("journal_commits", t.journal_commits)?;

@@ -382,6 +382,30 @@ fn readahead_windows_grow_to_the_devices_read_ahead_kb() {
 }
 
 #[test]
+fn a_disk_counts_its_seeks_by_distance_and_the_time_spent_reaching_requests() {
+    let sata = DevicePreset::Sata2011.model();
+    let mut d = BlockDevice::new("sda", sata.clone());
+    let mut host = 0;
+    let mut read = |d: &mut BlockDevice, sector: u64| {
+        d.submit_bio(Bio::new(Dir::Read, sector, 7), 0);
+        let done = d.dispatch(0, &mut host).unwrap();
+        d.complete(0);
+        done
+    };
+    let one_page = read(&mut d, 0);
+    // 64 KiB ahead of the head: within skip_sectors, passed under the head at the media rate.
+    assert_eq!(read(&mut d, 8 + 128), one_page + 128 * 512 * 1_000_000_000 / sata.bandwidth);
+    // 768 KiB ahead, 1 GiB ahead, 20 MiB back: three seeks of the model's one seek time.
+    let (a, b) = (144 + 1536, 144 + 1536 + 8 + (1 << 21));
+    for sector in [a, b, b + 8 - 40960] {
+        assert_eq!(read(&mut d, sector), one_page + sata.seek_ns);
+    }
+    assert_eq!(d.stats.seeks, 3);
+    assert_eq!(d.stats.seek_dist_hist, [1, 0, 1, 1]);
+    assert_eq!(d.stats.seek_ns, 128 * 512 * 1_000_000_000 / sata.bandwidth + 3 * sata.seek_ns);
+}
+
+#[test]
 fn a_flash_key_writes_without_seeks_but_copies_an_erase_block_to_open_a_third() {
     let key = DevicePreset::UsbKey2011.model();
     assert_eq!((key.max_sectors_kb, key.erase_block_kb, key.open_erase_blocks), (120, 4096, 2));

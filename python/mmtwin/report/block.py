@@ -29,9 +29,11 @@ SHAPES = {
     "rq_seg_hist": (2, 8),
 }
 #: Journal counters (absent from results written before journals were modelled: read as 0).
-OPTIONAL = ("journal_commits", "journal_blocks", "checkpoint_blocks", "ordered_data_pages", "shadow_waits", "shadow_ns", "ftl_gc_copies", "ftl_gc_copied_pages", "cfq_slices", "cfq_preemptions", "cfq_idle_waits", "cfq_idle_expired", "buffers_pages", "metadata_reads", "dir_reads", "i_mutex_waits", "i_mutex_wait_ns")
+OPTIONAL = ("seek_ns", "journal_commits", "journal_blocks", "checkpoint_blocks", "ordered_data_pages", "shadow_waits", "shadow_ns", "ftl_gc_copies", "ftl_gc_copied_pages", "cfq_slices", "cfq_preemptions", "cfq_idle_waits", "cfq_idle_expired", "buffers_pages", "metadata_reads", "dir_reads", "i_mutex_waits", "i_mutex_wait_ns")
 #: congestion_wait calls and their sleep, by caller (absent from older results: read as zeros).
 WAIT_SITES = ("allocator", "direct reclaim", "kswapd")
+#: Seeks by the distance the head moved (absent from older results: read as zeros).
+SEEK_DIST_LABELS = ("Seeks under 1 MiB", "Seeks 1-16 MiB", "Seeks 16-256 MiB", "Seeks 256 MiB and over")
 OPTIONAL_SITES = ("congestion_waits", "congestion_wait_ns")
 #: Time tasks spent blocked, [who][for what] (absent from older results: read as zeros).
 WAITERS = ("benchmark", "kswapd", "flusher", "journal")
@@ -68,13 +70,14 @@ def parse(b: Any) -> Block:
         out[k] = np.asarray(v, dtype=float)
     for k in OPTIONAL_SITES:
         out[k] = _array(b, k, (len(WAIT_SITES),), [0] * len(WAIT_SITES))
+    out["seek_dist_hist"] = _array(b, "seek_dist_hist", (len(SEEK_DIST_LABELS),), [0] * len(SEEK_DIST_LABELS))
     for k in OPTIONAL_WAITS:
         out[k] = _array(b, k, (len(WAITERS), len(WAIT_KINDS)), [[0] * len(WAIT_KINDS)] * len(WAITERS))
     return out
 
 
 def mean(blocks: Sequence[Block]) -> Block:
-    return {k: np.mean([b[k] for b in blocks], axis=0) for k in (*SHAPES, *OPTIONAL, *OPTIONAL_SITES, *OPTIONAL_WAITS)}
+    return {k: np.mean([b[k] for b in blocks], axis=0) for k in (*SHAPES, *OPTIONAL, *OPTIONAL_SITES, *OPTIONAL_WAITS, "seek_dist_hist")}
 
 
 def has_io(b: Optional[Block]) -> bool:
@@ -94,6 +97,7 @@ def tables(blocks: Sequence[Block], fmt: str = "current") -> List[Tuple[str, Lis
     buffers = any(b["buffers_pages"] > 0 or b["metadata_reads"] > 0 for b in blocks)
     dirs = any(b["dir_reads"] > 0 or b["i_mutex_waits"] > 0 for b in blocks)
     reads = any(b["requests"][0] > 0 for b in blocks)
+    seek_detail = any(b["seek_ns"] > 0 for b in blocks)
     waits = [any(b["congestion_waits"][i] > 0 for b in blocks) for i in range(len(WAIT_SITES))]
     blocked = [(w, k) for w in range(len(WAITERS)) for k in range(len(WAIT_KINDS)) if any(b["wait_count"][w][k] > 0 for b in blocks)]
 
@@ -163,7 +167,13 @@ def tables(blocks: Sequence[Block], fmt: str = "current") -> List[Tuple[str, Lis
                 count("CFQ idle waits", b["cfq_idle_waits"]),
                 count("CFQ idle waits expired", b["cfq_idle_expired"]),
             ]
-        rows += [count("Seeks", b["seeks"]), ratio("Device busy (s)", float(b["busy_ns"]) / 1e9)]
+        rows.append(count("Seeks", b["seeks"]))
+        if seek_detail:
+            # What kind of disorder the seeks were (each costs the device model's seek time),
+            # and the part of the busy time spent reaching requests.
+            rows += [count(lbl, n) for lbl, n in zip(SEEK_DIST_LABELS, b["seek_dist_hist"])]
+            rows.append(ratio("Seek time (s)", float(b["seek_ns"]) / 1e9))
+        rows.append(ratio("Device busy (s)", float(b["busy_ns"]) / 1e9))
         for i, site in enumerate(WAIT_SITES):
             if waits[i]:
                 rows += [

@@ -546,6 +546,14 @@ pub struct DiskStats {
     pub sectors: [u64; 2],
     pub merges: [u64; 2],
     pub seeks: u64,
+    /// Seeks by the distance the head moved: under 1 MiB, under 16 MiB, under 256 MiB,
+    /// farther (every seek costs the model's `seek_ns` whatever its distance; this says what
+    /// kind of disorder the requests had).
+    pub seek_dist_hist: [u64; SEEK_DIST_BUCKETS],
+    /// Of `busy_ns`, the time spent reaching each request's first sector: seeks, and forward
+    /// gaps up to `skip_sectors` let pass under the head. A flash device's erase block copies
+    /// are in `ftl` instead.
+    pub seek_ns: u64,
     /// Time the device was busy, in ns.
     pub busy_ns: u64,
     /// Scatterlist segments of dispatched requests, by direction.
@@ -603,6 +611,10 @@ impl DiskStats {
             }
         }
         self.seeks += o.seeks;
+        for b in 0..SEEK_DIST_BUCKETS {
+            self.seek_dist_hist[b] += o.seek_dist_hist[b];
+        }
+        self.seek_ns += o.seek_ns;
         self.busy_ns += o.busy_ns;
         self.merge_refused_segments += o.merge_refused_segments;
         self.journal_commits += o.journal_commits;
@@ -620,6 +632,16 @@ impl DiskStats {
         self.i_mutex_waits += o.i_mutex_waits;
         self.i_mutex_wait_ns += o.i_mutex_wait_ns;
     }
+}
+
+/// Buckets of `DiskStats::seek_dist_hist`.
+pub const SEEK_DIST_BUCKETS: usize = 4;
+
+/// The bucket of a seek of `sectors` (512-byte sectors): under 1 MiB, under 16 MiB, under
+/// 256 MiB, farther.
+fn seek_dist_bucket(sectors: u64) -> usize {
+    let bytes = sectors * 512;
+    [1u64 << 20, 16 << 20, 256 << 20].iter().position(|&lim| bytes < lim).unwrap_or(SEEK_DIST_BUCKETS - 1)
 }
 
 fn log2_bucket(v: u64, buckets: usize) -> usize {
@@ -1112,15 +1134,18 @@ impl BlockDevice {
             let copied = ftl.write(rq.sector / SECTORS_PER_PAGE, rq.nr_sectors.div_ceil(SECTORS_PER_PAGE), &mut self.stats.ftl);
             t += copied * crate::mm::PAGE_SIZE * 1_000_000_000 / self.model.bandwidth.max(1);
         } else if rq.sector != self.head {
-            if rq.sector > self.head && rq.sector - self.head <= self.model.skip_sectors {
-                t += (rq.sector - self.head) * 512 * 1_000_000_000 / self.model.bandwidth.max(1);
+            let positioning = if rq.sector > self.head && rq.sector - self.head <= self.model.skip_sectors {
+                (rq.sector - self.head) * 512 * 1_000_000_000 / self.model.bandwidth.max(1)
             } else {
-                t += match rq.dir {
+                self.stats.seeks += 1;
+                self.stats.seek_dist_hist[seek_dist_bucket(rq.sector.abs_diff(self.head))] += 1;
+                match rq.dir {
                     Dir::Write => self.model.write_seek_ns.unwrap_or(self.model.seek_ns),
                     Dir::Read => self.model.seek_ns,
-                };
-                self.stats.seeks += 1;
-            }
+                }
+            };
+            t += positioning;
+            self.stats.seek_ns += positioning;
         }
         let bytes = rq.nr_sectors * 512;
         let mut done = now + t + bytes * 1_000_000_000 / self.model.bandwidth.max(1);
