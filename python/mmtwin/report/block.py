@@ -28,7 +28,7 @@ SHAPES = {
     "rq_size_hist": (2, 9),
     "rq_seg_hist": (2, 8),
 }
-#: Journal counters (absent from results written before journals were modelled: read as 0).
+#: Counters that results written before they were modelled lack (journal, FTL, CFQ, seek time, ...): read as 0.
 OPTIONAL = ("seek_ns", "journal_commits", "journal_blocks", "checkpoint_blocks", "ordered_data_pages", "shadow_waits", "shadow_ns", "ftl_gc_copies", "ftl_gc_copied_pages", "cfq_slices", "cfq_preemptions", "cfq_idle_waits", "cfq_idle_expired", "buffers_pages", "metadata_reads", "dir_reads", "i_mutex_waits", "i_mutex_wait_ns")
 #: congestion_wait calls and their sleep, by caller (absent from older results: read as zeros).
 WAIT_SITES = ("allocator", "direct reclaim", "kswapd")
